@@ -1,0 +1,78 @@
+"""The backend interface shared by the emulator, OpenCL and Vulkan backends."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Backend", "DeviceInfo", "BackendError", "CaseError", "Unsupported"]
+
+
+class BackendError(Exception):
+    """A usage or set-up problem that ends the session with a one-line error
+    (unknown device, missing runtime requested explicitly, ...)."""
+
+
+class CaseError(Exception):
+    """A per-case failure that is not a wrong result (build failure with its
+    log, launch error).  Fails that case only."""
+
+
+class Unsupported(Exception):
+    """Raised by a backend when it cannot run a case; the message is the
+    skip reason."""
+
+
+@dataclass
+class DeviceInfo:
+    backend: str
+    name: str
+    platform: str = ""
+    driver: str = ""
+    version: str = ""
+    extensions: tuple[str, ...] = ()
+    subgroup_sizes: tuple[int, ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "backend": self.backend,
+            "name": self.name,
+            "platform": self.platform,
+            "driver": self.driver,
+            "version": self.version,
+            "extensions": list(self.extensions),
+            "subgroup_sizes": list(self.subgroup_sizes),
+            **{k: v for k, v in self.extra.items() if isinstance(v, (str, int, float, list, dict))},
+        }
+
+
+class Backend:
+    """Base class.  A family's entry point is a method ``run_<family>``;
+    a backend that does not implement a family says so through
+    ``unsupported``, which every case consults before running."""
+
+    name = "base"
+
+    def describe(self) -> DeviceInfo:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def unsupported(self, case) -> str | None:
+        """A skip reason naming what is missing, or None if the case can run."""
+        if not hasattr(self, f"run_{case.family}"):
+            return f"backend {self.name!r} does not implement family {case.family}"
+        return None
+
+    def close(self) -> None:
+        pass
+
+    # Families implemented by subclasses, all batched over subgroups:
+    #   run_intel_mma(case, a, b, c) -> d            (S, N, comps) raw bits
+    #   run_intel_split_mma(case, a, b, c) -> d      a (P, 2, N, comps), b/c/d (P, 2, N, .)
+    #   run_intel_tf32_convert(case, x) -> y         float32 (items, width)
+
+    def run(self, case, **operands: np.ndarray):
+        fn = getattr(self, f"run_{case.family}")
+        return fn(case, **operands)

@@ -1,0 +1,237 @@
+"""The emulator backend: numpy, vectorised over subgroups, at work-item level.
+
+It plays the part of a device.  Each invocation's operands are decoded the
+way the extension's coding sample does it (spec-digest 1.4): for every
+k-chunk, the packed value of ``a`` is *broadcast from invocation j* and its
+elements are multiplied with the elements of this invocation's ``b`` that
+hold the same k.  The decoding here is written from the built-in's
+signature (element types, K, subgroup size, vector widths) and shares no
+code with ``reference.layout``, which goes the other way (logical matrix ->
+registers).
+
+Arithmetic: integers exactly in int64 then wrapped to 32 bits; floats summed
+in float64 and rounded once to the result type (round to nearest even), a
+legal and faithful device.
+
+Named faults (``--emulator-fault NAME``) make it a wrong device on purpose so
+the suite can prove it catches each one (tests/test_mutations.py).
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from .base import Backend, DeviceInfo
+
+__all__ = ["EmulatorBackend", "FAULTS"]
+
+FAULTS: dict[str, str] = {
+    "a_column_order": "A columns taken from invocations in reverse order",
+    "a_bit_order": "A elements inside a packed value read from the high bits first",
+    "b_vnni_row_order": "B rows inside a VNNI dword read in reverse order",
+    "i8_as_u8": "signed 8-bit elements read as unsigned",
+    "u8_as_i8": "unsigned 8-bit elements read as signed",
+    "int4_no_sign_extend": "signed 4-bit elements not sign-extended",
+    "acc_ignored": "the accumulator operand is ignored",
+    "result_rows_permuted": "result rows written to reversed vector components",
+    "bf16_as_fp16": "bf16 elements decoded as fp16",
+    "tf32_not_rounded": "tf32 conversion returns its input unrounded",
+    "n_gt_k_interleave": "N > K: rows of A taken as blocks instead of interleaved",
+    "split_rows_misplaced": "split: the second subgroup's rows interleaved with the first's",
+    "bf16_result_truncated": "bf16 results truncated instead of rounded to nearest even",
+}
+
+
+def _sext(v: np.ndarray, bits: int) -> np.ndarray:
+    v = v.astype(np.int64) & ((1 << bits) - 1)
+    return np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
+
+
+class EmulatorBackend(Backend):
+    name = "emulator"
+
+    def __init__(self, faults: tuple[str, ...] = ()):
+        unknown = [f for f in faults if f not in FAULTS]
+        if unknown:
+            raise ValueError(
+                f"unknown emulator fault(s) {', '.join(unknown)}; known: {', '.join(FAULTS)}"
+            )
+        self.faults = frozenset(faults)
+
+    @classmethod
+    def from_options(cls, emulator_faults=(), device=None, **other):
+        from .base import BackendError
+
+        if device not in (None, "", "0", "emulator"):
+            raise BackendError(f"backend 'emulator' has one device ('emulator'), not {device!r}")
+        try:
+            return cls(tuple(emulator_faults or ()))
+        except ValueError as e:
+            raise BackendError(str(e)) from None
+
+    def describe(self) -> DeviceInfo:
+        return DeviceInfo(
+            backend="emulator",
+            name="numpy emulator" + (f" (faults: {','.join(sorted(self.faults))})" if self.faults else ""),
+            platform="cts",
+            driver="float64 accumulation, one RNE rounding",
+            extensions=(
+                "cl_intel_subgroup_matrix_multiply_accumulate",
+                "cl_intel_subgroup_matrix_multiply_accumulate_tf32",
+                "cl_intel_subgroup_split_matrix_multiply_accumulate",
+            ),
+            subgroup_sizes=(8, 16),
+        )
+
+    # --- element decoding (from the built-in name) -----------------------
+    def _elements(self, raw: np.ndarray, tname: str) -> np.ndarray:
+        """Raw element bits -> values (int64 or float64) for type ``tname``."""
+        f = self.faults
+        if tname in ("i8", "u8"):
+            signed = tname == "i8"
+            if signed and "i8_as_u8" in f:
+                signed = False
+            elif not signed and "u8_as_i8" in f:
+                signed = True
+            return _sext(raw, 8) if signed else (raw.astype(np.int64) & 0xFF)
+        if tname in ("i4", "u4"):
+            if tname == "i4" and "int4_no_sign_extend" not in f:
+                return _sext(raw, 4)
+            return raw.astype(np.int64) & 0xF
+        if tname == "f16":
+            return (raw.astype(np.uint16)).view(np.float16).astype(np.float64)
+        if tname == "bf16":
+            r = raw.astype(np.uint16)
+            if "bf16_as_fp16" in f:
+                return r.view(np.float16).astype(np.float64)
+            return r.view(ml_dtypes.bfloat16).astype(np.float64)
+        if tname == "tf32":
+            with np.errstate(invalid="ignore"):
+                return raw.astype(np.uint32).view(np.float32).astype(np.float64)
+        raise ValueError(tname)
+
+    @staticmethod
+    def _bits(tname: str) -> int:
+        return {"i8": 8, "u8": 8, "i4": 4, "u4": 4, "f16": 16, "bf16": 16, "tf32": 32}[tname]
+
+    def _unpack(self, words: np.ndarray, word_bits: int, ebits: int, reverse: bool) -> np.ndarray:
+        """(..., n) words of word_bits -> (..., n*per) element bits, lower
+        elements from lower bits (or reversed when ``reverse``)."""
+        per = word_bits // ebits
+        w = words.astype(np.uint64) & np.uint64((1 << word_bits) - 1)
+        order = range(per - 1, -1, -1) if reverse else range(per)
+        parts = [(w >> np.uint64(t * ebits)) & np.uint64((1 << ebits) - 1) for t in order]
+        return np.stack(parts, axis=-1).reshape(*w.shape[:-1], w.shape[-1] * per)
+
+    # --- A: this invocation's view after broadcasting from invocation j ----
+    def _a_matrix(self, a: np.ndarray, case, rows: int) -> np.ndarray:
+        """a (S, N, comps) registers -> element values (S, rows, K)."""
+        S, N, _ = a.shape
+        K, ebits = case.k, self._bits(case.a)
+        f = self.faults
+        src = a[:, ::-1, :] if "a_column_order" in f else a
+        if N <= K:
+            word = K * ebits // N
+            # row m: concatenate invocations 0..N-1 of component m
+            per_row = src[:, :, :rows].transpose(0, 2, 1)  # (S, rows, N)
+            elems = self._unpack(per_row, word, ebits, "a_bit_order" in f)  # (S, rows, K)
+            return self._elements(elems, case.a)
+        # N > K: invocation i gives column i % K of row (N/K)*c + i // K
+        fct = N // K
+        vals = self._elements(src.astype(np.uint64), case.a)  # (S, N, comps)
+        out = np.zeros((S, rows, K))
+        comps = vals.shape[2]
+        for i in range(N):
+            for c in range(comps):
+                if "n_gt_k_interleave" in f:
+                    row = c + (i // K) * comps
+                else:
+                    row = fct * c + i // K
+                if row < rows:
+                    out[:, row, i % K] = vals[:, i, c]
+        return out
+
+    def _b_matrix(self, b: np.ndarray, case) -> np.ndarray:
+        """b (S, N, 8) 32-bit words, invocation n = column n -> (S, K, N)."""
+        ebits = self._bits(case.b)
+        elems = self._unpack(b, 32, ebits, "b_vnni_row_order" in self.faults)  # (S, N, K)
+        return self._elements(elems, case.b).transpose(0, 2, 1)
+
+    def _acc(self, c: np.ndarray, case) -> np.ndarray:
+        """c (S, N, M) -> values (S, M, N)."""
+        if "acc_ignored" in self.faults:
+            return np.zeros(c.shape[:1] + c.shape[:0:-1])
+        if case.acc == "i32":
+            v = _sext(c, 32)
+        elif case.acc == "f32":
+            v = c.astype(np.uint32).view(np.float32).astype(np.float64)
+        elif case.acc == "f16":
+            v = c.astype(np.uint16).view(np.float16).astype(np.float64)
+        else:  # bf16 carried in short
+            v = c.astype(np.uint16).view(ml_dtypes.bfloat16).astype(np.float64)
+        return v.transpose(0, 2, 1)
+
+    def _result_bits(self, d: np.ndarray, case) -> np.ndarray:
+        """Exact values (S, M, N) -> result registers (S, N, M) raw bits."""
+        if case.acc == "i32":
+            bits = d.astype(np.int64) & 0xFFFFFFFF
+        elif case.acc == "f32":
+            bits = d.astype(np.float32).view(np.uint32)
+        elif case.acc == "f16":
+            bits = d.astype(np.float16).view(np.uint16)
+        else:
+            if "bf16_result_truncated" in self.faults:
+                f32 = d.astype(np.float32)  # exact for the sums this suite forms
+                bits = (f32.view(np.uint32) >> np.uint32(16)).astype(np.uint16)
+            else:
+                bits = d.astype(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
+        regs = bits.astype(np.uint64).transpose(0, 2, 1)
+        if "result_rows_permuted" in self.faults:
+            regs = regs[:, :, ::-1]
+        return np.ascontiguousarray(regs)
+
+    def _mad(self, A: np.ndarray, B: np.ndarray, C: np.ndarray, is_int: bool) -> np.ndarray:
+        if is_int:
+            return np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            prods = A[:, :, :, None] * B[:, None, :, :]
+            return prods.sum(axis=2) + C
+
+    # --- families ---------------------------------------------------------
+    def run_intel_mma(self, case, a, b, c):
+        A = self._a_matrix(a, case, case.M)
+        B = self._b_matrix(b, case)
+        D = self._mad(A, B, self._acc(c, case), not case.is_float)
+        return self._result_bits(D, case)
+
+    def run_intel_split_mma(self, case, a, b, c):
+        """a (P, 2, N, M/2): the first subgroup of a pair gives rows 0..M/2-1,
+        the second rows M/2..M-1; b, c (P, 2, N, .) are each subgroup's own."""
+        P = a.shape[0]
+        h = case.M // 2
+        first = self._a_matrix(a[:, 0], case, h)
+        second = self._a_matrix(a[:, 1], case, h)
+        A = np.zeros((P, case.M, case.k))
+        if "split_rows_misplaced" in self.faults:
+            A[:, 0::2], A[:, 1::2] = first, second
+        else:
+            A[:, :h], A[:, h:] = first, second
+        out = []
+        for s in range(2):
+            B = self._b_matrix(b[:, s], case)
+            D = self._mad(A, B, self._acc(c[:, s], case), not case.is_float)
+            out.append(self._result_bits(D, case))
+        return np.stack(out, axis=1)
+
+    def run_intel_tf32_convert(self, case, x):
+        x = np.asarray(x, dtype=np.float32)
+        if "tf32_not_rounded" in self.faults:
+            return x.copy()
+        u = x.view(np.uint32).astype(np.uint64)
+        exp_all_ones = (u & np.uint64(0x7F800000)) == np.uint64(0x7F800000)
+        rounded = (u + np.uint64(0x0FFF) + ((u >> np.uint64(13)) & np.uint64(1))) & np.uint64(
+            0xFFFFE000
+        )
+        keep = np.where(exp_all_ones, u | np.where(u & np.uint64(0x7FFFFF), np.uint64(0x400000), 0), rounded)
+        return (keep & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)

@@ -1,0 +1,1 @@
+"""Case spaces (spec tables -> cases) and per-family execution flows."""

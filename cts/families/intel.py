@@ -1,0 +1,239 @@
+"""Case spaces for the Intel subgroup-MMA OpenCL extensions.
+
+Tables mirror spec-digest sections 1.3 (cl_intel_subgroup_matrix_multiply_
+accumulate v1.1.0), 1.5 (the _tf32 companion) and 2 (the split extension).
+Every built-in overload is one row; rows x data tiers are the cases.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from reference.dtypes import etype
+
+from ..space import space
+
+__all__ = [
+    "IntelMmaCase",
+    "Tf32ConvertCase",
+    "intel_mma_cases",
+    "intel_split_cases",
+    "tf32_convert_cases",
+    "INTEL_EXTENSION",
+    "INTEL_TF32_EXTENSION",
+    "INTEL_SPLIT_EXTENSION",
+]
+
+INTEL_EXTENSION = "cl_intel_subgroup_matrix_multiply_accumulate"
+INTEL_TF32_EXTENSION = "cl_intel_subgroup_matrix_multiply_accumulate_tf32"
+INTEL_SPLIT_EXTENSION = "cl_intel_subgroup_split_matrix_multiply_accumulate"
+
+# K is fixed by the element width (spec-digest 1.1): k32 for 8-bit, k64 for
+# 4-bit, k16 for fp16/bf16, k8 for tf32.
+K_OF = {"i8": 32, "u8": 32, "i4": 64, "u4": 64, "f16": 16, "bf16": 16, "tf32": 8}
+INT_PAIRS = [(a, b) for w in ("8", "4") for a in ("i" + w, "u" + w) for b in ("i" + w, "u" + w)]
+FLOAT_PAIRS = [("bf16", "bf16"), ("f16", "f16")]
+M_VALUES = (1, 2, 4, 8)
+SPLIT_M_VALUES = (2, 4, 8)
+
+
+def base_rows(sg: int) -> list[tuple[str, str, str]]:
+    """(a, b, acc) rows of the base extension for subgroup size ``sg``
+    (spec-digest 1.3: 10 rows for N=8, 12 for N=16)."""
+    rows = [(a, b, "i32") for a, b in INT_PAIRS]
+    rows += [(a, b, "f32") for a, b in FLOAT_PAIRS]
+    if sg == 16:  # fp16/bf16 accumulator overloads, N = 16 devices only
+        rows += [("bf16", "bf16", "bf16"), ("f16", "f16", "f16")]
+    return rows
+
+
+@dataclass(frozen=True)
+class IntelMmaCase:
+    family: str  # "intel_mma" or "intel_split_mma"
+    sg: int
+    a: str
+    b: str
+    k: int
+    M: int
+    acc: str
+    tier: str
+
+    # --- identity ------------------------------------------------------
+    @property
+    def id(self) -> str:
+        return f"sg{self.sg}-{self.a}_{self.b}-k{self.k}-M{self.M}-acc_{self.acc}-{self.tier}"
+
+    @property
+    def split(self) -> bool:
+        return self.family == "intel_split_mma"
+
+    @property
+    def builtin(self) -> str:
+        mid = "split_matrix_mad" if self.split else "matrix_mad"
+        return f"intel_sub_group_{self.a}_{self.b}_{mid}_k{self.k}"
+
+    @property
+    def extension(self) -> str:
+        if self.split:
+            return INTEL_SPLIT_EXTENSION
+        return INTEL_TF32_EXTENSION if self.a == "tf32" else INTEL_EXTENSION
+
+    @property
+    def spec_row(self) -> str:
+        """The coverage row: one built-in overload."""
+        return f"{self.builtin}({self.a_ctype}, {self.b_ctype}, {self.acc_ctype}) sg{self.sg}"
+
+    @property
+    def axes(self) -> dict:
+        return {"sg": self.sg, "types": f"{self.a}_{self.b}", "k": self.k, "M": self.M,
+                "acc": self.acc, "tier": self.tier}
+
+    # --- operand shapes and OpenCL C types -------------------------------
+    @property
+    def a_elem_bits(self) -> int:
+        return etype(self.a).bits
+
+    @property
+    def b_elem_bits(self) -> int:
+        return etype(self.b).bits
+
+    @property
+    def a_rows_per_sg(self) -> int:
+        return self.M // 2 if self.split else self.M
+
+    @property
+    def a_comps(self) -> int:
+        from reference.layout import a_components
+
+        return a_components(self.a_rows_per_sg, self.k, self.sg)
+
+    @property
+    def a_container_bits(self) -> int:
+        if self.sg > self.k:
+            return self.a_elem_bits
+        return self.k * self.a_elem_bits // self.sg
+
+    @cached_property
+    def a_scalar(self) -> str:
+        if self.a == "tf32":
+            return "float"
+        base = {32: "int", 16: "short"}[self.a_container_bits]
+        return ("u" + base) if self.a.startswith("u") else base
+
+    @property
+    def b_scalar(self) -> str:
+        if self.b == "tf32":
+            return "float"
+        return "uint" if self.b.startswith("u") else "int"
+
+    @property
+    def acc_scalar(self) -> str:
+        return {"i32": "int", "f32": "float", "f16": "half", "bf16": "short"}[self.acc]
+
+    @staticmethod
+    def _vec(scalar: str, n: int) -> str:
+        return scalar if n == 1 else f"{scalar}{n}"
+
+    @property
+    def a_ctype(self) -> str:
+        return self._vec(self.a_scalar, self.a_comps)
+
+    @property
+    def b_ctype(self) -> str:
+        return self._vec(self.b_scalar, 8)
+
+    @property
+    def acc_ctype(self) -> str:
+        return self._vec(self.acc_scalar, self.M)
+
+    @property
+    def acc_bits(self) -> int:
+        return etype(self.acc).bits
+
+    @property
+    def is_float(self) -> bool:
+        return etype(self.a).is_float
+
+
+def _tiers_for(acc: str, tiers: tuple[str, ...]) -> list[str]:
+    """``rounding`` applies only to 16-bit results (Rule R)."""
+    return [t for t in tiers if t != "rounding" or acc in ("f16", "bf16")]
+
+
+def intel_mma_cases(tiers: tuple[str, ...]) -> list[IntelMmaCase]:
+    """40 (N=8) + 48 (N=16) base built-ins and 4 tf32 built-ins, x tiers."""
+    sp = (
+        space()
+        .combine("sg", (8, 16))
+        .expand_many(lambda p: ({"a": a, "b": b, "acc": acc} for a, b, acc in base_rows(p.sg)))
+    )
+    rows = [dict(p) for p in sp]
+    rows.append({"sg": 16, "a": "tf32", "b": "tf32", "acc": "f32"})  # _tf32 extension
+    sp = (
+        space()
+        .expand_many(lambda p: rows)
+        .combine("M", M_VALUES)
+        .expand("tier", lambda p: _tiers_for(p.acc, tiers))
+    )
+    return [
+        IntelMmaCase("intel_mma", p.sg, p.a, p.b, K_OF[p.a], p.M, p.acc, p.tier) for p in sp
+    ]
+
+
+def intel_split_cases(tiers: tuple[str, ...]) -> list[IntelMmaCase]:
+    """18 split built-ins (spec-digest 2): i8/u8 pairs and bf16/f16, M = 2, 4, 8,
+    subgroup size 8 only."""
+    pairs = [(a, b, "i32") for a, b in INT_PAIRS if a[1] == "8"] + [
+        (a, b, "f32") for a, b in FLOAT_PAIRS
+    ]
+    sp = (
+        space()
+        .expand_many(lambda p: ({"a": a, "b": b, "acc": acc} for a, b, acc in pairs))
+        .combine("M", SPLIT_M_VALUES)
+        .expand("tier", lambda p: _tiers_for(p.acc, tiers))
+    )
+    return [
+        IntelMmaCase("intel_split_mma", 8, p.a, p.b, K_OF[p.a], p.M, p.acc, p.tier) for p in sp
+    ]
+
+
+@dataclass(frozen=True)
+class Tf32ConvertCase:
+    """intel_convert_tfloat32{,2,3,4,8,16}_as_float{n} (spec-digest 1.5)."""
+
+    width: int
+    tier: str
+    family: str = "intel_tf32_convert"
+
+    @property
+    def id(self) -> str:
+        return f"w{self.width}-{self.tier}"
+
+    @property
+    def builtin(self) -> str:
+        w = "" if self.width == 1 else str(self.width)
+        return f"intel_convert_tfloat32{w}_as_float{w}"
+
+    @property
+    def extension(self) -> str:
+        return INTEL_TF32_EXTENSION
+
+    @property
+    def spec_row(self) -> str:
+        return self.builtin
+
+    @property
+    def axes(self) -> dict:
+        return {"width": self.width, "tier": self.tier}
+
+    @property
+    def ctype(self) -> str:
+        return "float" if self.width == 1 else f"float{self.width}"
+
+
+def tf32_convert_cases(tiers: tuple[str, ...]) -> list[Tf32ConvertCase]:
+    sp = space().combine("width", (1, 2, 3, 4, 8, 16)).combine(
+        "tier", [t for t in tiers if t in ("exact", "random", "special")]
+    )
+    return [Tf32ConvertCase(p.width, p.tier) for p in sp]

@@ -1,0 +1,374 @@
+"""The pytest plugin: options, backend set-up, case parametrization, the
+``cts`` fixture that runs one case, and the journal row of every case.
+
+Test modules in ``cases/`` mark a test with ``@pytest.mark.cts_cases(fn)``
+where ``fn(tiers) -> list[case]``; the plugin parametrizes ``case`` with the
+cases' ids.  The test body calls ``cts.check(case, runner)``.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reference.data import TIERS
+from reference.tolerance import PROFILES
+
+from .backends import BACKENDS, BackendError, CaseError, Unsupported, make_backend
+from .journal import Journal
+
+__all__ = ["Harness"]
+
+RECORD = pytest.StashKey[dict]()
+_JOURNAL_KEY = pytest.StashKey[Journal]()
+
+
+# ---------------------------------------------------------------- options
+def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
+    g = parser.getgroup("cts", "subgroup-matrix conformance suite")
+    g.addoption(
+        "--backend",
+        default="emulator",
+        help=f"where cases run: {', '.join(BACKENDS)} (default: emulator)",
+    )
+    g.addoption(
+        "--device",
+        default=None,
+        help="device of the backend: an index or a substring of the platform or "
+        "device name (see `python -m cts devices`)",
+    )
+    g.addoption("--seed", default="1", help="global seed of all input data (default 1)")
+    g.addoption(
+        "--emulator-fault",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="make the emulator a wrong device on purpose (repeatable); "
+        "`python -m cts faults` lists the names",
+    )
+    g.addoption(
+        "--tolerance-profile",
+        default="default",
+        help=f"float accuracy assumptions: {', '.join(PROFILES)} (see reference/tolerance.py)",
+    )
+    g.addoption(
+        "--tiers",
+        default=",".join(TIERS),
+        help=f"comma-separated data tiers to enumerate (default: {','.join(TIERS)})",
+    )
+    g.addoption(
+        "--subgroups",
+        default="32",
+        help="subgroups (each with its own operands) per case launch (default 32)",
+    )
+    g.addoption(
+        "--report-dir",
+        default="reports/latest",
+        help="where the journal and the reports of this run go (default reports/latest)",
+    )
+    g.addoption("--no-report", action="store_true", help="write no journal and no report")
+    from . import sweep
+
+    pluginmanager.register(sweep, "cts-sweep")
+
+
+def _usage(msg: str):
+    raise pytest.UsageError(msg)
+
+
+def _parse_int(name: str, text: str, lo: int = 0) -> int:
+    try:
+        v = int(str(text), 0)
+    except ValueError:
+        _usage(f"{name} expects an integer, got {text!r}")
+    if v < lo:
+        _usage(f"{name} must be >= {lo}, got {v}")
+    return v
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "cts_cases(fn): parametrize `case` with fn(tiers)")
+    opt = config.option
+    if not hasattr(opt, "backend"):
+        return
+    seed = _parse_int("--seed", opt.seed)
+    subgroups = _parse_int("--subgroups", opt.subgroups, lo=2)
+    if subgroups % 2:
+        _usage("--subgroups must be even (split cases pair subgroups)")
+    if opt.tolerance_profile not in PROFILES:
+        _usage(f"unknown --tolerance-profile {opt.tolerance_profile!r}; known: {', '.join(PROFILES)}")
+    tiers = tuple(t.strip() for t in opt.tiers.split(",") if t.strip())
+    bad = [t for t in tiers if t not in TIERS]
+    if bad or not tiers:
+        _usage(f"unknown tier(s) {', '.join(bad) or '(none given)'}; known: {', '.join(TIERS)}")
+    if opt.emulator_fault and opt.backend != "emulator":
+        _usage("--emulator-fault needs --backend emulator")
+    try:
+        backend = make_backend(opt.backend, **backend_options(config))
+    except BackendError as e:
+        _usage(str(e))
+    config.stash[HARNESS] = Harness(config, backend, seed, PROFILES[opt.tolerance_profile], tiers, subgroups)
+
+
+def backend_options(config: pytest.Config) -> dict:
+    """Options handed to the backend constructor; other rooms add theirs via
+    the ``cts_backend_options`` attribute of registered plugins."""
+    opts = {"device": config.option.device, "emulator_faults": tuple(config.option.emulator_fault)}
+    for plugin in config.pluginmanager.get_plugins():
+        extra = getattr(plugin, "cts_backend_options", None)
+        if callable(extra):
+            opts.update(extra(config))
+    return opts
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    h = config.stash.get(HARNESS, None)
+    if h is not None:
+        h.backend.close()
+    j = config.stash.get(_JOURNAL_KEY, None)
+    if j is not None:
+        j.close()
+
+
+# ---------------------------------------------------------- parametrize
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    mark = metafunc.definition.get_closest_marker("cts_cases")
+    if mark is None or "case" not in metafunc.fixturenames:
+        return
+    h = metafunc.config.stash.get(HARNESS, None)
+    tiers = h.tiers if h else TIERS
+    cases = mark.args[0](tiers)
+    metafunc.parametrize("case", cases, ids=[c.id for c in cases])
+
+
+# --------------------------------------------------------------- harness
+class Harness:
+    """Session state shared by all cases of one process."""
+
+    def __init__(self, config, backend, seed, profile, tiers, subgroups):
+        self.config = config
+        self.backend = backend
+        self.seed = seed
+        self.profile = profile
+        self.tiers = tiers
+        self.subgroups = subgroups
+        self._device = None
+
+    @property
+    def device(self):
+        if self._device is None:
+            self._device = self.backend.describe()
+        return self._device
+
+    def rerun_command(self, nodeid: str) -> str:
+        o = self.config.option
+        parts = ["pytest", nodeid, "--backend", o.backend, "--seed", str(self.seed)]
+        if o.device is not None:
+            parts += ["--device", o.device]
+        for f in o.emulator_fault:
+            parts += ["--emulator-fault", f]
+        if self.profile.name != "default":
+            parts += ["--tolerance-profile", self.profile.name]
+        if self.subgroups != 32:
+            parts += ["--subgroups", str(self.subgroups)]
+        for plugin in self.config.pluginmanager.get_plugins():
+            extra = getattr(plugin, "cts_rerun_args", None)
+            if callable(extra):
+                parts += extra(self.config)
+        return " ".join(shlex.quote(p) for p in parts)
+
+
+HARNESS = pytest.StashKey[Harness]()
+
+
+class CaseRunner:
+    """The ``cts`` fixture: runs one case and turns its verdict into a pytest
+    outcome with a full diagnostic."""
+
+    def __init__(self, harness: Harness, item: pytest.Item):
+        self.h = harness
+        self.item = item
+
+    @property
+    def backend(self):
+        return self.h.backend
+
+    def check(self, case, runner, **kwargs):
+        h, item = self.h, self.item
+        rec = {
+            "family": case.family,
+            "case_id": case.id,
+            "spec_row": getattr(case, "spec_row", ""),
+            "axes": getattr(case, "axes", {}),
+            "tier": getattr(case, "tier", ""),
+        }
+        item.stash[RECORD] = rec
+        reason = h.backend.unsupported(case)
+        if reason:
+            pytest.skip(reason)
+        if "subgroups" in runner.__code__.co_varnames:
+            kwargs.setdefault("subgroups", h.subgroups)
+        if "profile" in runner.__code__.co_varnames:
+            kwargs.setdefault("profile", h.profile)
+        try:
+            result = runner(case, h.backend, h.seed, **kwargs)
+        except Unsupported as e:
+            pytest.skip(str(e))
+        except CaseError as e:
+            rec["error"] = str(e)
+            pytest.fail(
+                f"{case.family}[{case.id}] could not run on {h.backend.name}: {e}\n"
+                f"rerun: {h.rerun_command(item.nodeid)}",
+                pytrace=False,
+            )
+        v = result.verdict
+        rec["verdict"] = v.as_dict()
+        rec["max_ratio"] = v.max_ratio
+        rec["max_error"] = v.max_error
+        item.stash[RESULT] = result
+        if not v.passed:
+            lines = [
+                f"{case.family}[{case.id}] FAILED on {h.device.name} ({h.backend.name}), "
+                f"seed {h.seed}: {v.summary()}",
+            ]
+            if getattr(case, "spec_row", ""):
+                lines.append(f"  spec: {case.spec_row}")
+            lines += ["  " + m.line() for m in v.mismatches]
+            if v.failures > len(v.mismatches):
+                lines.append(f"  ... and {v.failures - len(v.mismatches)} more")
+            lines += ["  note: " + n for n in v.notes]
+            lines.append(f"rerun: {h.rerun_command(item.nodeid)}")
+            pytest.fail("\n".join(lines), pytrace=False)
+        return result
+
+
+RESULT = pytest.StashKey[object]()
+
+
+@pytest.fixture
+def cts(request: pytest.FixtureRequest) -> CaseRunner:
+    h = request.config.stash.get(HARNESS, None)
+    if h is None:
+        pytest.skip("the cts plugin is not configured")
+    return CaseRunner(h, request.node)
+
+
+# --------------------------------------------------------------- journal
+def _journal(config: pytest.Config) -> Journal | None:
+    if config.option.no_report:
+        return None
+    j = config.stash.get(_JOURNAL_KEY, None)
+    if j is None:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        d = Path(config.option.report_dir) / "journal"
+        j = Journal(d / f"{worker}-{os.getpid()}.jsonl")
+        config.stash[_JOURNAL_KEY] = j
+    return j
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call):
+    outcome = yield
+    report = outcome.get_result()
+    h = item.config.stash.get(HARNESS, None)
+    if h is None or "case" not in getattr(item, "fixturenames", ()):
+        return
+    phase_done = report.when == "call" or (report.when == "setup" and not report.passed)
+    if not phase_done:
+        return
+    rec = item.stash.get(RECORD, {})
+    if report.skipped and hasattr(report, "wasxfail"):
+        outcome_name = "xfailed"
+    elif report.passed and hasattr(report, "wasxfail"):
+        outcome_name = "xpassed"
+    elif report.skipped:
+        outcome_name = "skipped"
+    elif report.failed:
+        outcome_name = "failed" if report.when == "call" else "error"
+    else:
+        outcome_name = "passed"
+    reason = ""
+    if report.skipped and isinstance(report.longrepr, tuple):
+        reason = str(report.longrepr[2]).removeprefix("Skipped: ")
+    elif hasattr(report, "wasxfail"):
+        reason = report.wasxfail
+    elif report.failed:
+        reason = str(report.longrepr)[:4000]
+    case = item.callspec.params.get("case") if hasattr(item, "callspec") else None
+    row = {
+        "nodeid": item.nodeid,
+        "family": rec.get("family") or getattr(case, "family", ""),
+        "case_id": rec.get("case_id") or getattr(case, "id", ""),
+        "spec_row": rec.get("spec_row") or getattr(case, "spec_row", ""),
+        "axes": rec.get("axes") or getattr(case, "axes", {}),
+        "tier": rec.get("tier") or getattr(case, "tier", ""),
+        "outcome": outcome_name,
+        "reason": reason,
+        "backend": h.backend.name,
+        "device": h.device.name,
+        "driver": h.device.driver,
+        "seed": h.seed,
+        "duration": round(report.duration, 6),
+        "max_ratio": rec.get("max_ratio"),
+        "max_error": rec.get("max_error"),
+        "verdict": rec.get("verdict"),
+        "rerun": h.rerun_command(item.nodeid),
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+        "time": time.time(),
+    }
+    item.stash[ROW] = row
+    j = _journal(item.config)
+    if j is not None:
+        j.append(row)
+
+
+ROW = pytest.StashKey[dict]()
+
+
+def session_header(config: pytest.Config) -> dict:
+    h = config.stash[HARNESS]
+    import numpy
+
+    return {
+        "kind": "session",
+        "backend": h.backend.name,
+        "device": h.device.as_dict(),
+        "seed": h.seed,
+        "profile": h.profile.name,
+        "tiers": list(h.tiers),
+        "command": " ".join(shlex.quote(a) for a in sys.argv),
+        "python": sys.version.split()[0],
+        "numpy": numpy.__version__,
+        "time": time.time(),
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+    }
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    if config.stash.get(HARNESS, None) is None or config.option.no_report:
+        return
+    if not hasattr(config, "workerinput"):  # controller or single process
+        d = Path(config.option.report_dir) / "journal"
+        if d.exists() and not getattr(config.option, "cts_keep_journal", False):
+            for f in d.glob("*.jsonl"):
+                f.unlink()
+    j = _journal(config)
+    if j is not None and not hasattr(config, "workerinput"):
+        j.append(session_header(config))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    h = config.stash.get(HARNESS, None)
+    if h is None:
+        return []
+    d = h.device
+    return [
+        f"cts: backend={h.backend.name} device={d.name!r} driver={d.driver!r} seed={h.seed} "
+        f"profile={h.profile.name} tiers={','.join(h.tiers)}"
+    ]

@@ -1,0 +1,222 @@
+"""Seeded input tiers for multiply-accumulate cases.
+
+All generators take a ``numpy.random.Generator`` and return logical matrices
+of *values* (int64 or float64) that are exactly representable in their
+element types: A (S, M, K), B (S, K, N), C (S, M, N).
+
+Tiers
+* ``exact``    small integers / half-integers: every partial sum in every order
+               is representable in the accumulation format (Rule E).
+* ``onehot``   half of the subgroups have one-hot rows of A (a column
+               permutation), the other half one-hot columns of B, so each
+               result element is one named input element plus C: a wrong
+               mapping says *which* element landed where.
+* ``random``   full range: integers uniform over the whole type (C over the
+               whole int32 range, so the sum wraps); floats mixing uniform
+               [-1, 1] and log-uniform magnitudes (Rule F).
+* ``special``  NaN, +-inf, +-0, subnormal inputs, integer extremes whose sums
+               wrap.
+* ``rounding`` (16-bit results) fp32-exact sums that need one RNE rounding to
+               the result type, with planted ties (Rule R).
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from .dtypes import ElemType, etype
+
+__all__ = ["TIERS", "case_rng", "mma_operands", "tf32_convert_inputs"]
+
+TIERS = ("exact", "onehot", "random", "special", "rounding")
+
+
+def case_rng(seed: int, case_id: str) -> np.random.Generator:
+    """A generator that depends only on the global seed and the case id, so a
+    case gets the same data alone, in a shard, or in any order."""
+    return np.random.default_rng([seed & 0xFFFFFFFF, zlib.crc32(case_id.encode())])
+
+
+def _grid(rng, shape, step: float, amax: float) -> np.ndarray:
+    n = int(round(amax / step))
+    return rng.integers(-n, n + 1, size=shape).astype(np.float64) * step
+
+
+def _exact_float(rng, a_t, b_t, c_t, acc_t, M, K, N, S):
+    # products of multiples of 1/2 are multiples of 1/4; every partial sum is a
+    # multiple of 1/4 bounded by K*amax^2 + cmax, exact if < 2^p / 4.
+    p = acc_t.precision
+    for amax in (4.0, 2.0, 1.0, 0.5):
+        cmax = 4 * amax * amax
+        if K * amax * amax + cmax < 2.0 ** (p - 2) and amax <= 2.0 ** min(
+            a_t.precision, b_t.precision
+        ):
+            break
+    A = _grid(rng, (S, M, K), 0.5, amax)
+    B = _grid(rng, (S, K, N), 0.5, amax)
+    C = _grid(rng, (S, M, N), 0.25, cmax)
+    return A, B, C
+
+
+def _int_uniform(rng, t: ElemType, shape, lo=None, hi=None) -> np.ndarray:
+    lo = t.min if lo is None else max(lo, t.min)
+    hi = t.max if hi is None else min(hi, t.max)
+    return rng.integers(lo, hi + 1, size=shape, dtype=np.int64)
+
+
+def _onehot(rng, a_t, b_t, c_t, M, K, N, S, values):
+    A = values(a_t, (S, M, K))
+    B = values(b_t, (S, K, N))
+    C = values(c_t, (S, M, N))
+    one = 1.0 if a_t.is_float else 1
+    half = S // 2 if S > 1 else 1
+    for s in range(S):
+        if s < half:  # one-hot rows of A
+            perm = rng.permutation(K)
+            A[s] = 0
+            for m in range(M):
+                A[s, m, perm[m % K]] = one
+        else:  # one-hot columns of B
+            B[s] = 0
+            cols = rng.permutation(max(N, K))[:N] % K
+            for n in range(N):
+                B[s, cols[n], n] = one
+    return A, B, C
+
+
+def _log_uniform(rng, shape, e_lo, e_hi):
+    mag = 2.0 ** rng.uniform(e_lo, e_hi, size=shape)
+    return mag * rng.choice([-1.0, 1.0], size=shape)
+
+
+def _random_float(rng, t: ElemType, shape, e_lo, e_hi):
+    u = rng.uniform(-1.0, 1.0, size=shape)
+    lg = _log_uniform(rng, shape, e_lo, e_hi)
+    pick = rng.random(shape) < 0.5
+    return t.round(np.where(pick, u, lg))
+
+
+def _special_float(rng, t: ElemType, shape, e_hi):
+    base = _random_float(rng, t, shape, -4, e_hi)
+    specials = np.array(
+        [np.nan, np.inf, -np.inf, 0.0, -0.0, t.denorm_min, -t.denorm_min, 3 * t.denorm_min,
+         t.tiny - t.denorm_min, t.tiny, -t.tiny]
+    )
+    mask = rng.random(shape) < 0.08
+    picks = rng.choice(specials, size=shape)
+    return t.round(np.where(mask, picks, base))
+
+
+def mma_operands(
+    tier: str,
+    a_type: str,
+    b_type: str,
+    c_type: str,
+    M: int,
+    K: int,
+    N: int,
+    S: int,
+    rng: np.random.Generator,
+    acc_type: str | None = None,
+):
+    """Logical operands for ``tier``; see the module docstring."""
+    a_t, b_t, c_t = etype(a_type), etype(b_type), etype(c_type)
+    acc_t = etype(acc_type or c_type)
+    if tier not in TIERS:
+        raise ValueError(f"unknown tier {tier!r}; known: {', '.join(TIERS)}")
+
+    if not a_t.is_float:  # integer multiply-accumulate
+        def ivals(t, shape):
+            return _int_uniform(rng, t, shape)
+
+        if tier == "exact":
+            A = _int_uniform(rng, a_t, (S, M, K), -3, 3)
+            B = _int_uniform(rng, b_t, (S, K, N), -3, 3)
+            C = _int_uniform(rng, c_t, (S, M, N), -100, 100)
+        elif tier == "onehot":
+            A, B, C = _onehot(rng, a_t, b_t, c_t, M, K, N, S, ivals)
+            C = _int_uniform(rng, c_t, (S, M, N), -1000, 1000)
+        elif tier == "random":
+            A = ivals(a_t, (S, M, K))
+            B = ivals(b_t, (S, K, N))
+            C = ivals(c_t, (S, M, N))
+        elif tier == "special":
+            ext_a = np.array([a_t.min, a_t.max, a_t.min + 1, a_t.max - 1, 0, 1, -1 if a_t.signed else 2])
+            ext_b = np.array([b_t.min, b_t.max, b_t.min + 1, b_t.max - 1, 0, 1, -1 if b_t.signed else 2])
+            A = rng.choice(ext_a, size=(S, M, K)).astype(np.int64)
+            B = rng.choice(ext_b, size=(S, K, N)).astype(np.int64)
+            ext_c = np.array([c_t.max, c_t.min, c_t.max - 1000, c_t.min + 1000, 0, -1])
+            C = rng.choice(ext_c, size=(S, M, N)).astype(np.int64)
+            # plant an all-extreme row/column pair in every tile (max |sum|)
+            A[:, 0, :] = a_t.min if a_t.signed else a_t.max
+            B[:, :, 0] = b_t.min if b_t.signed else b_t.max
+        else:
+            raise ValueError(f"tier {tier!r} does not apply to integer types")
+        return A, B, C
+
+    # floating point
+    if tier == "exact":
+        return _exact_float(rng, a_t, b_t, c_t, acc_t, M, K, N, S)
+    if tier == "onehot":
+        def fvals(t, shape):
+            return _grid(rng, shape, 0.5, 8.0)
+
+        return _onehot(rng, a_t, b_t, c_t, M, K, N, S, fvals)
+    res_max = min(acc_t.max_finite, 2.0**60)
+    e_hi = max(0.0, min(np.log2(res_max) / 2 - np.log2(K) / 2 - 2, 20.0))
+    if tier == "random":
+        A = _random_float(rng, a_t, (S, M, K), -e_hi, e_hi)
+        B = _random_float(rng, b_t, (S, K, N), -e_hi, e_hi)
+        C = _random_float(rng, c_t, (S, M, N), -e_hi, e_hi)
+        return A, B, C
+    if tier == "special":
+        A = _special_float(rng, a_t, (S, M, K), e_hi)
+        B = _special_float(rng, b_t, (S, K, N), e_hi)
+        C = _special_float(rng, c_t, (S, M, N), e_hi)
+        return A, B, C
+    if tier == "rounding":
+        # multiples of 2^-6 in [-1, 1] (exact in bf16, fp16, tf32): products
+        # are multiples of 2^-12 with |p| <= 1 and C multiples of 2^-6 in
+        # [-2, 2]; every partial sum is a multiple of 2^-12 below 2^12 in
+        # magnitude, exact in fp32 in any order.
+        A = _grid(rng, (S, M, K), 2.0**-6, 1.0)
+        B = _grid(rng, (S, K, N), 2.0**-6, 1.0)
+        C = _grid(rng, (S, M, N), 2.0**-6, 2.0)
+        # plant exact ties of the result format in row 0: c + a0*b0 with the
+        # rest zero, c = 1, a0*b0 = half an ulp of the result format at 1.
+        res = acc_t
+        half_ulp = 2.0 ** -(res.precision)
+        if half_ulp >= 2.0**-12:
+            A[:, 0, :] = 0
+            A[:, 0, 0] = 2.0**-6
+            B[:, 0, :] = (half_ulp / 2.0**-6) * rng.choice([1.0, 3.0], size=(S, N))
+            C[:, 0, :] = rng.choice([1.0, -1.0, 1.0 + 2 * half_ulp], size=(S, N))
+        return A, B, C
+    raise ValueError(tier)
+
+
+def tf32_convert_inputs(tier: str, shape, rng: np.random.Generator) -> np.ndarray:
+    """float32 inputs for the tf32 conversion built-ins (Rule T)."""
+    if tier == "exact":  # already tf32: must come back unchanged
+        x = rng.standard_normal(shape).astype(np.float32)
+        return (x.view(np.uint32) & np.uint32(0xFFFFE000)).view(np.float32)
+    if tier in ("random", "onehot"):
+        bits = rng.integers(0, 2**32, size=shape, dtype=np.uint64).astype(np.uint32)
+        x = bits.view(np.float32)
+        return np.where(np.isfinite(x), x, np.float32(1.5)).astype(np.float32)
+    if tier in ("special", "rounding"):
+        base = rng.standard_normal(shape).astype(np.float32).view(np.uint32)
+        # ties (low 13 bits == 0x1000) with even and odd kept LSB, near-ties,
+        # carries into the exponent, largest finite, inf, NaN, zeros, denormals
+        choices = np.array(
+            [0x3F801000, 0x3F803000, 0x3F800FFF, 0x3F801001, 0x3FFFF000, 0x7F7FFFFF,
+             0x7F7FF000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x00000000, 0x80000000,
+             0x00000001, 0x00001000, 0x00003000, 0x807FFFFF],
+            dtype=np.uint32,
+        )
+        pick = rng.random(shape) < 0.6
+        out = np.where(pick, rng.choice(choices, size=shape), base)
+        return out.astype(np.uint32).view(np.float32)
+    raise ValueError(f"unknown tier {tier!r}")

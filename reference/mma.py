@@ -1,0 +1,76 @@
+"""The exact reference for D = A x B + C.
+
+Integers (spec-digest 3.6, 4.2): computed exactly in 64-bit from the exact
+element values, then the low-order ``result_bits`` of the exact value, read as
+two's complement (wrap-around); or, for cooperative matrix with
+SaturatingAccumulation, clamped to the result range.
+
+Floats: every product of two fp16, bf16 or tf32 values (<= 11-bit
+significands, exponents within float64 range) is exact in float64, as is C.
+The sum is formed in float64, whose own error is accounted for in the bound
+(see ``reference.tolerance``).  ``abs_sum`` = sum |a_k b_k| + |c| is the scale
+the error bound is proportional to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dtypes import sign_extend
+
+__all__ = ["FloatRef", "mma_int", "mma_float", "wrap", "saturate"]
+
+
+def wrap(values: np.ndarray, bits: int, signed: bool = True) -> np.ndarray:
+    """Low-order ``bits`` of an exact integer, as signed or unsigned."""
+    v = np.asarray(values).astype(np.int64)
+    if bits >= 64:
+        return v
+    low = v & ((1 << bits) - 1)
+    return sign_extend(low, bits) if signed else low
+
+
+def saturate(values: np.ndarray, bits: int, signed: bool = True) -> np.ndarray:
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    return np.clip(np.asarray(values).astype(np.int64), lo, hi)
+
+
+def mma_int(
+    A: np.ndarray, B: np.ndarray, C: np.ndarray, result_bits: int = 32, signed: bool = True
+) -> np.ndarray:
+    """Exact integer A (S,M,K) x B (S,K,N) + C (S,M,N), wrapped to the result width.
+
+    |products| < 2^16 and K <= 64, so the int64 sum cannot overflow for the
+    8- and 4-bit types; C is already within its 32-bit range.
+    """
+    A = np.asarray(A, dtype=np.int64)
+    B = np.asarray(B, dtype=np.int64)
+    exact = np.matmul(A, B) + np.asarray(C, dtype=np.int64)
+    return wrap(exact, result_bits, signed)
+
+
+@dataclass(frozen=True)
+class FloatRef:
+    """Exact value (float64) and the scale sum |a_k b_k| + |c| per element."""
+
+    value: np.ndarray
+    abs_sum: np.ndarray
+
+
+def mma_float(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> FloatRef:
+    """A (S,M,K), B (S,K,N), C (S,M,N) as float64 values (exact inputs).
+
+    IEEE special values follow float64 arithmetic: inf*0 and inf-inf give NaN,
+    NaN propagates.  np.matmul would hide inf*0 in BLAS, so the products are
+    formed explicitly.
+    """
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    C = np.asarray(C, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        prods = A[:, :, :, None] * B[:, None, :, :]  # (S, M, K, N)
+        value = prods.sum(axis=2) + C
+        abs_sum = np.abs(prods).sum(axis=2) + np.abs(C)
+    return FloatRef(value=value, abs_sum=abs_sum)

@@ -1,0 +1,169 @@
+"""Acceptance rules, each with its derivation.
+
+No spec gives a floating-point accuracy bound or an order for subgroup MMA
+(spec-digest 7.1): precision and order are implementation-defined.  A CTS must
+never fail a correct implementation and must still catch wrong ones, so every
+rule below is derived from what the specs do fix, plus one documented
+assumption per profile.
+
+Rule I (integers) -- exact.  The spec defines the low-order bits of the exact
+result (wrap) or a clamp (saturating cooperative matrix).  Bound 0.
+
+Rule F (float multiply-accumulate, tiers ``random`` / ``special``).
+  The device computes s = c + sum_{k<K} a_k b_k over n = K + 1 terms.
+  (1) Products of fp16/bf16/tf32 inputs have <= 22 significant bits, so they
+      are exact in any accumulator of >= 24 bits; where the accumulator is
+      narrower the product's rounding is one more rounded operation, counted
+      in (2) by using n instead of n - 1 operations.
+  (2) Any evaluation order (sequential, pairwise, blocked / fused multi-term
+      adders that round once per block, wider internal registers) performs at
+      most n roundings on the path to each term, each with relative error at
+      most u' where u' = u (round to nearest) or 2u (directed rounding, e.g.
+      truncation, which the H100 is seen to use: DEVICE.md "Numerics seen").
+      Hence |s_hat - s| <= gamma_n(u') * sum|t_i|, gamma_n(u) = n u / (1 - n u)
+      (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 4.2).
+      u is the unit roundoff of the accumulation format; the profile says
+      which format is assumed at worst (default: the accumulator type itself,
+      the weakest format a "full precision" accumulator can have).
+  (3) Underflow: each rounding may in addition lose an absolute amount up to
+      the smallest normal of the accumulation format (this also admits
+      flushing denormal intermediates to zero): + n * tiny_acc.
+  (4) The final conversion to a narrower result type adds one ulp of the
+      result format at |s| + e (directed) or half an ulp (nearest).
+  (5) The float64 reference itself errs by at most gamma_n(2^-53) sum|t_i|.
+  The per-element bound is the sum of (2)-(5).  It scales with sum|t_i|, not
+  |s|, because cancellation makes any relative-to-result rule either flaky
+  (fails correct devices) or blind (an absolute epsilon hides wrong bits).
+
+Rule E (tiers ``exact`` and ``onehot``): inputs are chosen so every partial
+  sum in every order is representable in the accumulation format (small
+  half-integer data, one-hot rows).  Then no rounding happens and the result
+  is unique: bound 0, compared bit for bit (+0 and -0 compare equal: the
+  sign of an exact zero sum depends on the order and rounding direction).
+
+Rule R (tier ``rounding``, 16-bit results only).  Assumption of the default
+  profile: a 16-bit accumulator is "full precision" (the split extension's
+  words) -- the sum is formed at least in fp32 and converted once to the
+  result type with round-to-nearest-even, the only rounding mode the Intel
+  conversion built-ins define.  Inputs make the fp32 sum exact in any order
+  and not representable in the result type, so the result is RNE(s), bit for
+  bit.  Profile ``relaxed`` drops this tier's assumption (the tier is then
+  judged with Rule F).
+
+Rule T (tf32 conversion built-ins): round to nearest even, bit for bit; NaN
+  may change payload but must stay NaN; +-inf preserved.
+
+Special values: a NaN reference accepts any NaN; an infinite reference
+  requires the same infinity; subnormal inputs may be honoured or flushed to
+  zero (no spec says), both are accepted and the report says which was seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .dtypes import ElemType, etype
+
+__all__ = [
+    "Profile",
+    "PROFILES",
+    "gamma",
+    "mma_float_bound",
+    "float_close",
+    "RULES",
+]
+
+RULES = {
+    "I": "integers exact (wrap or saturate)",
+    "E": "exactly representable data: bit-exact",
+    "F": "gamma_n(u') * sum|a*b|+|c| + n*tiny + result rounding",
+    "R": "fp32-exact sum, single RNE conversion to the 16-bit result",
+    "T": "tf32 conversion: RNE bit-exact",
+}
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Per-device accuracy assumptions (overridable with --tolerance-profile)."""
+
+    name: str
+    # per-step rounding: "nearest" (u) or "directed" (2u; truncation allowed)
+    step_rounding: str = "directed"
+    # accumulation format assumed at worst, per accumulator type; None = itself
+    acc_format: dict = field(default_factory=dict)
+    # final conversion to a narrower result: "nearest" or "directed"
+    final_rounding: str = "directed"
+    # whether the rounding tier (Rule R) is a bit-exact check
+    rounding_tier_exact: bool = True
+    description: str = ""
+
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile(
+            "default",
+            description="any order, truncation allowed, 16-bit accumulators may round "
+            "each step; rounding tier assumes fp32 accumulation + one RNE conversion",
+        ),
+        Profile(
+            "strict",
+            step_rounding="nearest",
+            acc_format={"f16": "f32", "bf16": "f32"},
+            final_rounding="nearest",
+            description="round-to-nearest everywhere, fp32 accumulation for 16-bit "
+            "accumulators (an IEEE-faithful device)",
+        ),
+        Profile(
+            "relaxed",
+            rounding_tier_exact=False,
+            description="as default, and the rounding tier is judged by Rule F",
+        ),
+    )
+}
+
+
+def gamma(n: np.ndarray | int, u: float) -> np.ndarray:
+    n = np.asarray(n, dtype=np.float64)
+    nu = n * u
+    return np.where(nu < 1, nu / np.maximum(1 - nu, 1e-300), np.inf)
+
+
+def mma_float_bound(
+    abs_sum: np.ndarray,
+    value: np.ndarray,
+    K: int,
+    acc: ElemType | str,
+    result: ElemType | str,
+    profile: Profile = PROFILES["default"],
+) -> np.ndarray:
+    """Per-element bound of Rule F (see module docstring) as float64."""
+    acc = etype(acc) if isinstance(acc, str) else acc
+    result = etype(result) if isinstance(result, str) else result
+    fmt = etype(profile.acc_format.get(acc.name, acc.name))
+    n = K + 1
+    u_step = fmt.unit_roundoff * (2.0 if profile.step_rounding == "directed" else 1.0)
+    e_acc = gamma(n, u_step) * abs_sum + n * fmt.tiny
+    e_ref = gamma(n, 2.0**-53) * abs_sum
+    bound = e_acc + e_ref
+    if result.precision < fmt.precision or result.name != fmt.name:
+        ulps = 1.0 if profile.final_rounding == "directed" else 0.5
+        bound = bound + ulps * result.ulp(np.abs(value) + bound)
+    return bound
+
+
+def float_close(expected: np.ndarray, actual: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    """Element-wise acceptance: within bound, NaN matches NaN, inf must match."""
+    e = np.asarray(expected, dtype=np.float64)
+    a = np.asarray(actual, dtype=np.float64)
+    b = np.asarray(bound, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        both_nan = np.isnan(e) & np.isnan(a)
+        inf_ok = np.isinf(e) & (a == e)
+        finite = np.isfinite(e) & np.isfinite(a)
+        close = finite & (np.abs(a - e) <= b)
+        # a finite reference whose bound reaches past the format may overflow
+        big = np.isfinite(e) & np.isinf(a) & np.isinf(b)
+    return both_nan | inf_ok | close | big
