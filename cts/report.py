@@ -53,7 +53,9 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
     groups: dict[tuple, Counter] = defaultdict(Counter)
     for r in rows:
         groups[(r.get("family"), r.get("backend"), r.get("device"))][r.get("outcome")] += 1
-    table = [[f, b, d, *[c.get(k, 0) for k in SHOWN], sum(c.values())] for (f, b, d), c in sorted(groups.items())]
+    table = [
+        [f, b, d, *[c.get(k, 0) for k in SHOWN], sum(c.values())] for (f, b, d), c in sorted(groups.items())
+    ]
     out += ["## Summary per family, backend and device", ""]
     out.append(tabulate(table, headers=["family", "backend", "device", *SHOWN, "total"], tablefmt="github"))
 
@@ -80,12 +82,22 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
     for (fam, spec_row), c in sorted(cov.items()):
         cell = ", ".join(f"{k} {c[k]}" for k in SHOWN if c.get(k))
         table.append(
-            [fam, spec_row, _row_status(c), cell, f"{ratio[(fam, spec_row)]:.3g}" if ratio.get((fam, spec_row)) else "",
-             "; ".join(sorted(reasons[(fam, spec_row)]))[:200]]
+            [
+                fam,
+                spec_row,
+                _row_status(c),
+                cell,
+                f"{ratio[(fam, spec_row)]:.3g}" if ratio.get((fam, spec_row)) else "",
+                "; ".join(sorted(reasons[(fam, spec_row)]))[:200],
+            ]
         )
     out += ["", "## Coverage: spec row -> cases", ""]
     out.append(
-        tabulate(table, headers=["family", "spec row", "status", "cases", "max err/bound", "skip reason"], tablefmt="github")
+        tabulate(
+            table,
+            headers=["family", "spec row", "status", "cases", "max err/bound", "skip reason"],
+            tablefmt="github",
+        )
     )
 
     bad = [r for r in rows if r.get("outcome") in ("failed", "crashed", "timeout", "error", "xpassed")]

@@ -38,9 +38,7 @@ class Space:
 
     def combine(self, name: str, values: Iterable[Any]) -> Space:
         vals = tuple(values)
-        return Space(
-            tuple(MappingProxyType({**p, name: v}) for p in self._points for v in vals)
-        )
+        return Space(tuple(MappingProxyType({**p, name: v}) for p in self._points for v in vals))
 
     def expand(self, name: str, fn: Callable[[P], Iterable[Any]]) -> Space:
         out = []

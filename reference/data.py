@@ -50,9 +50,7 @@ def _exact_float(rng, a_t, b_t, c_t, acc_t, M, K, N, S):
     p = acc_t.precision
     for amax in (4.0, 2.0, 1.0, 0.5):
         cmax = 4 * amax * amax
-        if K * amax * amax + cmax < 2.0 ** (p - 2) and amax <= 2.0 ** min(
-            a_t.precision, b_t.precision
-        ):
+        if K * amax * amax + cmax < 2.0 ** (p - 2) and amax <= 2.0 ** min(a_t.precision, b_t.precision):
             break
     A = _grid(rng, (S, M, K), 0.5, amax)
     B = _grid(rng, (S, K, N), 0.5, amax)
@@ -101,8 +99,19 @@ def _random_float(rng, t: ElemType, shape, e_lo, e_hi):
 def _special_float(rng, t: ElemType, shape, e_hi):
     base = _random_float(rng, t, shape, -4, e_hi)
     specials = np.array(
-        [np.nan, np.inf, -np.inf, 0.0, -0.0, t.denorm_min, -t.denorm_min, 3 * t.denorm_min,
-         t.tiny - t.denorm_min, t.tiny, -t.tiny]
+        [
+            np.nan,
+            np.inf,
+            -np.inf,
+            0.0,
+            -0.0,
+            t.denorm_min,
+            -t.denorm_min,
+            3 * t.denorm_min,
+            t.tiny - t.denorm_min,
+            t.tiny,
+            -t.tiny,
+        ]
     )
     mask = rng.random(shape) < 0.08
     picks = rng.choice(specials, size=shape)
@@ -128,6 +137,7 @@ def mma_operands(
         raise ValueError(f"unknown tier {tier!r}; known: {', '.join(TIERS)}")
 
     if not a_t.is_float:  # integer multiply-accumulate
+
         def ivals(t, shape):
             return _int_uniform(rng, t, shape)
 
@@ -160,6 +170,7 @@ def mma_operands(
     if tier == "exact":
         return _exact_float(rng, a_t, b_t, c_t, acc_t, M, K, N, S)
     if tier == "onehot":
+
         def fvals(t, shape):
             return _grid(rng, shape, 0.5, 8.0)
 
@@ -187,7 +198,7 @@ def mma_operands(
         # plant exact ties of the result format in row 0: c + a0*b0 with the
         # rest zero, c = 1, a0*b0 = half an ulp of the result format at 1.
         res = acc_t
-        half_ulp = 2.0 ** -(res.precision)
+        half_ulp = 2.0**-(res.precision)
         if half_ulp >= 2.0**-12:
             A[:, 0, :] = 0
             A[:, 0, 0] = 2.0**-6
@@ -211,9 +222,24 @@ def tf32_convert_inputs(tier: str, shape, rng: np.random.Generator) -> np.ndarra
         # ties (low 13 bits == 0x1000) with even and odd kept LSB, near-ties,
         # carries into the exponent, largest finite, inf, NaN, zeros, denormals
         choices = np.array(
-            [0x3F801000, 0x3F803000, 0x3F800FFF, 0x3F801001, 0x3FFFF000, 0x7F7FFFFF,
-             0x7F7FF000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x00000000, 0x80000000,
-             0x00000001, 0x00001000, 0x00003000, 0x807FFFFF],
+            [
+                0x3F801000,
+                0x3F803000,
+                0x3F800FFF,
+                0x3F801001,
+                0x3FFFF000,
+                0x7F7FFFFF,
+                0x7F7FF000,
+                0x7F800000,
+                0xFF800000,
+                0x7FC00000,
+                0x00000000,
+                0x80000000,
+                0x00000001,
+                0x00001000,
+                0x00003000,
+                0x807FFFFF,
+            ],
             dtype=np.uint32,
         )
         pick = rng.random(shape) < 0.6

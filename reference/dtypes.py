@@ -72,7 +72,7 @@ class ElemType:
     @property
     def unit_roundoff(self) -> float:
         """u = 2**-p: the relative error of one round-to-nearest."""
-        return 2.0 ** -self.precision
+        return 2.0**-self.precision
 
     @property
     def emin(self) -> int:

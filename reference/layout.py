@@ -87,12 +87,7 @@ def a_ignored_lanes(M: int, K: int, N: int) -> list[tuple[int, int]]:
     if N <= K:
         return []
     f = N // K
-    return [
-        (i, c)
-        for i in range(N)
-        for c in range(a_components(M, K, N))
-        if f * c + i // K >= M
-    ]
+    return [(i, c) for i in range(N) for c in range(a_components(M, K, N)) if f * c + i // K >= M]
 
 
 def a_from_registers(regs: np.ndarray, M: int, K: int, elem_bits: int) -> np.ndarray:

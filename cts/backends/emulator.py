@@ -24,7 +24,7 @@ import numpy as np
 
 from .base import Backend, DeviceInfo
 
-__all__ = ["EmulatorBackend", "FAULTS"]
+__all__ = ["EmulatorBackend", "FAULTS", "all_faults"]
 
 FAULTS: dict[str, str] = {
     "a_column_order": "A columns taken from invocations in reverse order",
@@ -48,41 +48,11 @@ def _sext(v: np.ndarray, bits: int) -> np.ndarray:
     return np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
 
 
-class EmulatorBackend(Backend):
-    name = "emulator"
+class IntelEmulation:
+    """run_intel_* families (this module); other families live in their own
+    mixin modules (emu_*.py), each with a FAULTS dict, combined below."""
 
-    def __init__(self, faults: tuple[str, ...] = ()):
-        unknown = [f for f in faults if f not in FAULTS]
-        if unknown:
-            raise ValueError(
-                f"unknown emulator fault(s) {', '.join(unknown)}; known: {', '.join(FAULTS)}"
-            )
-        self.faults = frozenset(faults)
-
-    @classmethod
-    def from_options(cls, emulator_faults=(), device=None, **other):
-        from .base import BackendError
-
-        if device not in (None, "", "0", "emulator"):
-            raise BackendError(f"backend 'emulator' has one device ('emulator'), not {device!r}")
-        try:
-            return cls(tuple(emulator_faults or ()))
-        except ValueError as e:
-            raise BackendError(str(e)) from None
-
-    def describe(self) -> DeviceInfo:
-        return DeviceInfo(
-            backend="emulator",
-            name="numpy emulator" + (f" (faults: {','.join(sorted(self.faults))})" if self.faults else ""),
-            platform="cts",
-            driver="float64 accumulation, one RNE rounding",
-            extensions=(
-                "cl_intel_subgroup_matrix_multiply_accumulate",
-                "cl_intel_subgroup_matrix_multiply_accumulate_tf32",
-                "cl_intel_subgroup_split_matrix_multiply_accumulate",
-            ),
-            subgroup_sizes=(8, 16),
-        )
+    FAULTS = FAULTS
 
     # --- element decoding (from the built-in name) -----------------------
     def _elements(self, raw: np.ndarray, tname: str) -> np.ndarray:
@@ -230,8 +200,55 @@ class EmulatorBackend(Backend):
             return x.copy()
         u = x.view(np.uint32).astype(np.uint64)
         exp_all_ones = (u & np.uint64(0x7F800000)) == np.uint64(0x7F800000)
-        rounded = (u + np.uint64(0x0FFF) + ((u >> np.uint64(13)) & np.uint64(1))) & np.uint64(
-            0xFFFFE000
-        )
+        rounded = (u + np.uint64(0x0FFF) + ((u >> np.uint64(13)) & np.uint64(1))) & np.uint64(0xFFFFE000)
         keep = np.where(exp_all_ones, u | np.where(u & np.uint64(0x7FFFFF), np.uint64(0x400000), 0), rounded)
         return (keep & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+
+
+# Mixins of the other families register here (one import and one base each).
+_MIXINS: tuple[type, ...] = (IntelEmulation,)
+
+
+def all_faults() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for m in _MIXINS:
+        out.update(getattr(m, "FAULTS", {}))
+    return out
+
+
+class EmulatorBackend(*_MIXINS, Backend):
+    """The numpy emulator device (default backend)."""
+
+    name = "emulator"
+
+    def __init__(self, faults: tuple[str, ...] = ()):
+        known = all_faults()
+        unknown = [f for f in faults if f not in known]
+        if unknown:
+            raise ValueError(f"unknown emulator fault(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        self.faults = frozenset(faults)
+
+    @classmethod
+    def from_options(cls, emulator_faults=(), device=None, **other):
+        from .base import BackendError
+
+        if device not in (None, "", "0", "emulator"):
+            raise BackendError(f"backend 'emulator' has one device ('emulator'), not {device!r}")
+        try:
+            return cls(tuple(emulator_faults or ()))
+        except ValueError as e:
+            raise BackendError(str(e)) from None
+
+    def describe(self) -> DeviceInfo:
+        return DeviceInfo(
+            backend="emulator",
+            name="numpy emulator" + (f" (faults: {','.join(sorted(self.faults))})" if self.faults else ""),
+            platform="cts",
+            driver="float64 accumulation, one RNE rounding",
+            extensions=(
+                "cl_intel_subgroup_matrix_multiply_accumulate",
+                "cl_intel_subgroup_matrix_multiply_accumulate_tf32",
+                "cl_intel_subgroup_split_matrix_multiply_accumulate",
+            ),
+            subgroup_sizes=(8, 16),
+        )

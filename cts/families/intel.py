@@ -86,8 +86,14 @@ class IntelMmaCase:
 
     @property
     def axes(self) -> dict:
-        return {"sg": self.sg, "types": f"{self.a}_{self.b}", "k": self.k, "M": self.M,
-                "acc": self.acc, "tier": self.tier}
+        return {
+            "sg": self.sg,
+            "types": f"{self.a}_{self.b}",
+            "k": self.k,
+            "M": self.M,
+            "acc": self.acc,
+            "tier": self.tier,
+        }
 
     # --- operand shapes and OpenCL C types -------------------------------
     @property
@@ -176,26 +182,20 @@ def intel_mma_cases(tiers: tuple[str, ...]) -> list[IntelMmaCase]:
         .combine("M", M_VALUES)
         .expand("tier", lambda p: _tiers_for(p.acc, tiers))
     )
-    return [
-        IntelMmaCase("intel_mma", p.sg, p.a, p.b, K_OF[p.a], p.M, p.acc, p.tier) for p in sp
-    ]
+    return [IntelMmaCase("intel_mma", p.sg, p.a, p.b, K_OF[p.a], p.M, p.acc, p.tier) for p in sp]
 
 
 def intel_split_cases(tiers: tuple[str, ...]) -> list[IntelMmaCase]:
     """18 split built-ins (spec-digest 2): i8/u8 pairs and bf16/f16, M = 2, 4, 8,
     subgroup size 8 only."""
-    pairs = [(a, b, "i32") for a, b in INT_PAIRS if a[1] == "8"] + [
-        (a, b, "f32") for a, b in FLOAT_PAIRS
-    ]
+    pairs = [(a, b, "i32") for a, b in INT_PAIRS if a[1] == "8"] + [(a, b, "f32") for a, b in FLOAT_PAIRS]
     sp = (
         space()
         .expand_many(lambda p: ({"a": a, "b": b, "acc": acc} for a, b, acc in pairs))
         .combine("M", SPLIT_M_VALUES)
         .expand("tier", lambda p: _tiers_for(p.acc, tiers))
     )
-    return [
-        IntelMmaCase("intel_split_mma", 8, p.a, p.b, K_OF[p.a], p.M, p.acc, p.tier) for p in sp
-    ]
+    return [IntelMmaCase("intel_split_mma", 8, p.a, p.b, K_OF[p.a], p.M, p.acc, p.tier) for p in sp]
 
 
 @dataclass(frozen=True)
@@ -233,7 +233,9 @@ class Tf32ConvertCase:
 
 
 def tf32_convert_cases(tiers: tuple[str, ...]) -> list[Tf32ConvertCase]:
-    sp = space().combine("width", (1, 2, 3, 4, 8, 16)).combine(
-        "tier", [t for t in tiers if t in ("exact", "random", "special")]
+    sp = (
+        space()
+        .combine("width", (1, 2, 3, 4, 8, 16))
+        .combine("tier", [t for t in tiers if t in ("exact", "random", "special")])
     )
     return [Tf32ConvertCase(p.width, p.tier) for p in sp]

@@ -1,0 +1,38 @@
+"""`python -m cts <command>`: one entry per room, each implemented in its own
+module as ``main(argv) -> int`` so rooms stay independent."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+COMMANDS = {
+    "faults": ("cts.cli:faults_main", "list the emulator's named faults"),
+}
+
+
+def faults_main(argv: list[str]) -> int:
+    from .backends.emulator import all_faults
+
+    for name, text in all_faults().items():
+        print(f"{name:28s} {text}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print("usage: python -m cts <command> [options]\n\ncommands:")
+        for name, (_, text) in COMMANDS.items():
+            print(f"  {name:10s} {text}")
+        return 0 if argv else 2
+    name, rest = argv[0], argv[1:]
+    if name not in COMMANDS:
+        print(f"cts: unknown command {name!r}; known: {', '.join(COMMANDS)}", file=sys.stderr)
+        return 2
+    mod, fn = COMMANDS[name][0].split(":")
+    try:
+        return int(getattr(importlib.import_module(mod), fn)(rest) or 0)
+    except (OSError, ValueError) as e:  # one-line errors for bad input
+        print(f"cts {name}: {e}", file=sys.stderr)
+        return 2
