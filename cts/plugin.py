@@ -25,6 +25,11 @@ from .journal import Journal
 __all__ = ["Harness"]
 
 RECORD = pytest.StashKey[dict]()
+
+# Each room's own pytest plugin module (options, backend options via
+# ``cts_backend_options(config)``, rerun arguments via ``cts_rerun_args(config)``).
+# A room adds one line here and keeps everything else in its own module.
+ROOM_PLUGINS: tuple[str, ...] = ("cts.sweep",)
 _JOURNAL_KEY = pytest.StashKey[Journal]()
 
 
@@ -72,9 +77,10 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
         help="where the journal and the reports of this run go (default reports/latest)",
     )
     g.addoption("--no-report", action="store_true", help="write no journal and no report")
-    from . import sweep
+    import importlib
 
-    pluginmanager.register(sweep, "cts-sweep")
+    for mod in ROOM_PLUGINS:
+        pluginmanager.register(importlib.import_module(mod), mod)
 
 
 def _usage(msg: str):
