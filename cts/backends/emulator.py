@@ -147,7 +147,8 @@ class IntelEmulation:
         if case.acc == "i32":
             bits = d.astype(np.int64) & 0xFFFFFFFF
         elif case.acc == "f32":
-            bits = d.astype(np.float32).view(np.uint32)
+            with np.errstate(over="ignore"):  # overflow to inf is the device's result
+                bits = d.astype(np.float32).view(np.uint32)
         elif case.acc == "f16":
             bits = d.astype(np.float16).view(np.uint16)
         else:
