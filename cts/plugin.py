@@ -9,6 +9,7 @@ cases' ids.  The test body calls ``cts.check(case, runner)``.
 from __future__ import annotations
 
 import os
+import platform
 import shlex
 import sys
 import time
@@ -29,7 +30,7 @@ RECORD = pytest.StashKey[dict]()
 # Each room's own pytest plugin module (options, backend options via
 # ``cts_backend_options(config)``, rerun arguments via ``cts_rerun_args(config)``).
 # A room adds one line here and keeps everything else in its own module.
-ROOM_PLUGINS: tuple[str, ...] = ("cts.sweep",)
+ROOM_PLUGINS: tuple[str, ...] = ("cts.sweep", "cts.shard")
 _JOURNAL_KEY = pytest.StashKey[Journal]()
 
 
@@ -272,9 +273,67 @@ def _journal(config: pytest.Config) -> Journal | None:
     if j is None:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         d = Path(config.option.report_dir) / "journal"
-        j = Journal(d / f"{worker}-{os.getpid()}.jsonl")
+        prefix = getattr(config.option, "cts_journal_prefix", "")
+        j = Journal(d / f"{prefix}{worker}-{os.getpid()}.jsonl")
         config.stash[_JOURNAL_KEY] = j
     return j
+
+
+def _case_fields(item: pytest.Item) -> dict:
+    """Family, id, spec row, axes and tier of a case item (from what
+    ``cts.check`` recorded, else from the ``case`` parameter)."""
+    rec = item.stash.get(RECORD, {})
+    case = item.callspec.params.get("case") if hasattr(item, "callspec") else None
+    return {
+        "nodeid": item.nodeid,
+        "family": rec.get("family") or getattr(case, "family", ""),
+        "case_id": rec.get("case_id") or getattr(case, "id", ""),
+        "spec_row": rec.get("spec_row") or getattr(case, "spec_row", ""),
+        "axes": rec.get("axes") or getattr(case, "axes", {}),
+        "tier": rec.get("tier") or getattr(case, "tier", ""),
+    }
+
+
+def _timeout_of(item: pytest.Item) -> float:
+    """The pytest-timeout limit of a case (marker, option, ini), 0 if none."""
+    mark = item.get_closest_marker("timeout")
+    if mark is not None and mark.args:
+        return float(mark.args[0] or 0)
+    try:
+        v = item.config.getoption("timeout", None)
+        return float(v if v is not None else item.config.getini("timeout") or 0)
+    except (ValueError, TypeError):
+        return 0.0
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Journal a start marker before the case runs: if the process dies
+    inside it, the reader turns the marker into a ``crash`` row."""
+    h = item.config.stash.get(HARNESS, None)
+    if h is None or "case" not in getattr(item, "fixturenames", ()):
+        return
+    j = _journal(item.config)
+    if j is not None:
+        j.append(
+            {
+                "kind": "start",
+                **_case_fields(item),
+                "backend": h.backend.name,
+                "device": h.device.name,
+                "driver": h.device.driver,
+                "seed": h.seed,
+                "rerun": h.rerun_command(item.nodeid),
+                "timeout_s": _timeout_of(item),
+                "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+                "time": time.time(),
+            }
+        )
+
+
+def _is_timeout(report) -> bool:
+    """pytest-timeout (signal method) fails the case with its own message."""
+    return report.failed and "from pytest-timeout" in str(report.longrepr)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -294,6 +353,8 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         outcome_name = "xpassed"
     elif report.skipped:
         outcome_name = "skipped"
+    elif _is_timeout(report):
+        outcome_name = "timeout"
     elif report.failed:
         outcome_name = "failed" if report.when == "call" else "error"
     else:
@@ -305,14 +366,9 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         reason = report.wasxfail
     elif report.failed:
         reason = str(report.longrepr)[:4000]
-    case = item.callspec.params.get("case") if hasattr(item, "callspec") else None
+    verdict = rec.get("verdict") or {}
     row = {
-        "nodeid": item.nodeid,
-        "family": rec.get("family") or getattr(case, "family", ""),
-        "case_id": rec.get("case_id") or getattr(case, "id", ""),
-        "spec_row": rec.get("spec_row") or getattr(case, "spec_row", ""),
-        "axes": rec.get("axes") or getattr(case, "axes", {}),
-        "tier": rec.get("tier") or getattr(case, "tier", ""),
+        **_case_fields(item),
         "outcome": outcome_name,
         "reason": reason,
         "backend": h.backend.name,
@@ -322,12 +378,18 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         "duration": round(report.duration, 6),
         "max_ratio": rec.get("max_ratio"),
         "max_error": rec.get("max_error"),
+        "rule": verdict.get("rule"),
         "verdict": rec.get("verdict"),
+        "error": rec.get("error"),
         "rerun": h.rerun_command(item.nodeid),
         "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
         "time": time.time(),
     }
     item.stash[ROW] = row
+    # JUnit XML (--junitxml) carries these as <property> of the test case
+    for key in ("family", "case_id", "outcome", "max_ratio", "seed", "device"):
+        if row.get(key) not in (None, ""):
+            report.user_properties.append((f"cts_{key}", str(row[key])))
     j = _journal(item.config)
     if j is not None:
         j.append(row)
@@ -350,6 +412,13 @@ def session_header(config: pytest.Config) -> dict:
         "command": " ".join(shlex.quote(a) for a in sys.argv),
         "python": sys.version.split()[0],
         "numpy": numpy.__version__,
+        "pytest": pytest.__version__,
+        "platform": platform.platform(),
+        "options": {
+            k: getattr(config.option, k, None)
+            for k in ("shard", "resume", "expectations", "timeout", "numprocesses", "keyword")
+            if getattr(config.option, k, None) not in (None, "", [])
+        },
         "time": time.time(),
         "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
     }
@@ -362,7 +431,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if not hasattr(config, "workerinput"):  # controller or single process
         d = Path(config.option.report_dir) / "journal"
         if d.exists() and not getattr(config.option, "cts_keep_journal", False):
-            for f in d.glob("*.jsonl"):
+            for f in d.glob(getattr(config.option, "cts_journal_prefix", "") + "*.jsonl"):
                 f.unlink()
     j = _journal(config)
     if j is not None and not hasattr(config, "workerinput"):

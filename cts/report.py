@@ -9,7 +9,7 @@ from tabulate import tabulate
 
 __all__ = ["markdown_report", "write_reports", "summarize"]
 
-SHOWN = ("passed", "failed", "skipped", "xfailed", "xpassed", "crashed", "timeout", "error")
+SHOWN = ("passed", "failed", "skipped", "xfailed", "xpassed", "crash", "timeout", "error")
 
 
 def _counts(rows) -> Counter:
@@ -22,7 +22,7 @@ def summarize(rows) -> dict:
 
 
 def _row_status(outcomes: Counter) -> str:
-    if outcomes.get("failed") or outcomes.get("crashed") or outcomes.get("timeout") or outcomes.get("error"):
+    if outcomes.get("failed") or outcomes.get("crash") or outcomes.get("timeout") or outcomes.get("error"):
         return "FAIL"
     if outcomes.get("xpassed"):
         return "XPASS"
@@ -38,7 +38,7 @@ def _row_status(outcomes: Counter) -> str:
 def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
     rows = sorted(rows, key=lambda r: (r.get("family", ""), r.get("nodeid", "")))
     out = ["# Subgroup-matrix conformance report", ""]
-    for s in sessions or []:
+    for s in [s for s in sessions or [] if s.get("kind") == "session"]:
         dev = s.get("device", {})
         out.append(
             f"* backend `{s.get('backend')}`, device `{dev.get('name')}`, driver `{dev.get('driver')}`, "
@@ -100,7 +100,7 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
         )
     )
 
-    bad = [r for r in rows if r.get("outcome") in ("failed", "crashed", "timeout", "error", "xpassed")]
+    bad = [r for r in rows if r.get("outcome") in ("failed", "crash", "timeout", "error", "xpassed")]
     out += ["", f"## Failures ({len(bad)})", ""]
     for r in bad[:200]:
         out.append(f"### {r.get('nodeid')} - {r.get('outcome')}")

@@ -1,14 +1,60 @@
-"""Sweep-level behaviour of the plugin: the reports written at the end of a
-run (controller only, from the journals of all workers)."""
+"""Sweep-level behaviour of the plugin: crashed xdist workers are journaled
+as ``crash`` rows by the controller, and the reports are written at the end
+of a run (controller only, from the journals of all workers, plus the
+journals given to ``--resume``)."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
 
 from .journal import read_journals
 from .report import write_reports
+
+_CRASH_PLUGIN = "cts-crash-recorder"
+
+
+class _CrashRecorder:
+    """Controller-side: pytest-xdist reports a dead worker's in-flight case
+    through ``pytest_handlecrashitem``; the worker could not journal it, so
+    the controller does (the reader fills the case fields from the worker's
+    start marker).  The sweep goes on: xdist restarts the worker."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report, sched) -> None:
+        from .plugin import HARNESS, _journal
+
+        j = _journal(self.config)
+        if j is None:
+            return
+        name = crashitem.split("::")[-1]
+        test, _, rest = name.partition("[")
+        h = self.config.stash.get(HARNESS, None)
+        j.append(
+            {
+                "nodeid": crashitem,
+                "family": test.removeprefix("test_"),
+                "case_id": rest[:-1] if rest.endswith("]") else "",
+                "outcome": "crash",
+                "reason": str(report.longrepr),
+                "backend": h.backend.name if h else "",
+                "worker": "controller",
+                "time": time.time(),
+            }
+        )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput") or not hasattr(config.option, "backend"):
+        return
+    if not config.pluginmanager.has_plugin(_CRASH_PLUGIN):
+        config.pluginmanager.register(_CrashRecorder(config), _CRASH_PLUGIN)
 
 
 @pytest.hookimpl(trylast=True)
@@ -22,9 +68,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
     jdir = d / "journal"
     if not jdir.exists():
         return
-    rows = read_journals([jdir], header=True)
-    sessions = [r for r in rows if r.get("kind") == "session"]
-    cases = [r for r in rows if r.get("kind") != "session"]
+    sources = [jdir] + [p for p in getattr(config.option, "resume", []) if os.path.exists(p)]
+    rows = read_journals(sources, header=True)
+    sessions = [r for r in rows if r.get("kind")]
+    cases = [r for r in rows if not r.get("kind")]
     if not cases:
         return
     paths = write_reports(cases, d, sessions)

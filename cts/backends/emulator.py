@@ -207,7 +207,11 @@ class IntelEmulation:
 
 
 # Mixins of the other families register here (one import and one base each).
-_MIXINS: tuple[type, ...] = (IntelEmulation,)
+from .emu_hostile import HostileEmulation  # noqa: E402  (crash/hang doubles; wraps run_intel_mma)
+
+from .emu_rotate import RotateEmulation  # noqa: E402
+
+_MIXINS: tuple[type, ...] = (HostileEmulation, IntelEmulation, RotateEmulation)
 
 
 def all_faults() -> dict[str, str]:
