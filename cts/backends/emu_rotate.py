@@ -1,0 +1,86 @@
+"""Emulator mixin: subgroup rotate (``run_subgroup_rotate``).
+
+The emulated device forms subgroups of ``case.sg`` consecutive work-items
+of each work-group (the last one partial), pads the partial one with junk
+lanes up to the maximum size and rotates with ``numpy.roll`` inside each
+rotation group (the whole subgroup, or each cluster).  That is the picture
+of spec-digest 6.4's overview ("rotating by N moves values down N lanes"),
+written without the index formulas of ``reference.rotate``.
+
+Named faults make it a wrong device on purpose (tests/test_rotate_mutations.py).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["RotateEmulation", "ROTATE_FAULTS"]
+
+ROTATE_FAULTS: dict[str, str] = {
+    "rotate_direction_reversed": "rotate: values move up instead of down (source lane - delta)",
+    "rotate_cluster_base_wrong": "clustered rotate: every cluster reads from the first cluster",
+    "rotate_no_wraparound": "rotate: a source past the end of the group keeps its own value (shuffle-down)",
+    "rotate_negative_delta_as_zero": "rotate: a negative delta is taken as 0",
+    "rotate_vector_tail_unrotated": "rotate: vector components after the first are not rotated",
+    "rotate_long_high_word_lost": "rotate: 64-bit values keep their own high 32 bits",
+    "rotate_subnormal_flushed": "rotate: float subnormals are flushed to zero on the way",
+}
+
+_JUNK = np.uint64(0xA5A5A5A5A5A5A5A5)
+
+
+class RotateEmulation:
+    FAULTS = ROTATE_FAULTS
+
+    def run_subgroup_rotate(self, case, values: np.ndarray, deltas: np.ndarray) -> dict:
+        f = self.faults
+        G, L, W = values.shape
+        sg = case.sg
+        nsub = -(-L // sg)
+        pad = np.full((G, nsub * sg, W), _JUNK, dtype=np.uint64)
+        pad[:, :L] = values
+        lanes = pad.reshape(G, nsub, sg, W)
+        group = case.cluster or sg
+        grouped = lanes.reshape(G, nsub, sg // group, group, W)
+        out = np.empty_like(grouped)
+        for g in range(G):
+            d = int(deltas[g])
+            if d < 0 and "rotate_negative_delta_as_zero" in f:
+                d = 0
+            if "rotate_no_wraparound" in f:
+                ud = d % (1 << 32)
+                idx = np.arange(group) + ud
+                keep = idx >= group
+                src = np.where(keep, np.arange(group), np.minimum(idx, group - 1))
+                out[g] = grouped[g][:, :, src]
+            else:
+                shift = d if "rotate_direction_reversed" in f else -d
+                out[g] = np.roll(grouped[g], shift % group, axis=2)
+            if case.cluster and "rotate_cluster_base_wrong" in f:
+                out[g] = out[g][:, :1]  # broadcast the first cluster's result
+        res = out.reshape(G, nsub * sg, W)[:, :L].copy()
+        if "rotate_vector_tail_unrotated" in f and W > 1:
+            res[:, :, 1:] = values[:, :, 1:]
+        if "rotate_long_high_word_lost" in f and case.gentype.bits == 64:
+            lo = np.uint64(0xFFFFFFFF)
+            res = (res & lo) | (values & ~lo)
+        if "rotate_subnormal_flushed" in f and case.gentype.kind == "float":
+            res = self._flush(res, case)
+        lid = np.arange(L)
+        size = np.minimum(sg, L - (lid // sg) * sg)
+        return {
+            "out": res,
+            "sg_id": np.broadcast_to(lid // sg, (G, L)),
+            "sg_lid": np.broadcast_to(lid % sg, (G, L)),
+            "sg_size": np.broadcast_to(size, (G, L)),
+            "sg_max": np.full((G, L), sg),
+        }
+
+    @staticmethod
+    def _flush(bits: np.ndarray, case) -> np.ndarray:
+        width = case.gentype.bits
+        man = {16: 10, 32: 23, 64: 52}[width]
+        exp_bits = width - 1 - man
+        exp = (bits >> np.uint64(man)) & np.uint64((1 << exp_bits) - 1)
+        sign = bits & np.uint64(1 << (width - 1))
+        return np.where(exp == 0, sign, bits)

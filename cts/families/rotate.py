@@ -1,0 +1,177 @@
+"""Case space of subgroup rotate: ``cl_khr_subgroup_rotate`` (OpenCL C) and
+``SPV_KHR_subgroup_rotate`` (SPIR-V ``OpGroupNonUniformRotateKHR``).
+
+Tables mirror spec-digest 6.4 / 6.5 and the checklist row of section 8:
+
+* OpenCL C gentype: char, uchar, short, ushort, int, uint, long, ulong,
+  float, half (cl_khr_fp16), double (cl_khr_fp64); scalars only (the
+  built-ins are not declared for vectors).
+* SPIR-V Result Type: scalar or vector of integer, float or Boolean, so the
+  SPIR-V cases add vectors of 2, 3 and 4 components and Boolean.
+* Every power-of-two cluster size up to the subgroup size, plus the plain
+  rotate (no ClusterSize); subgroup sizes 4 .. 64 (a device without one
+  skips it, naming the size).
+* Every case's launch covers all delta classes (0, 1, N-1, N, > N,
+  negative; :func:`reference.rotate.delta_values`), one delta per
+  work-group, and work-groups of 2.5 subgroups so the last subgroup of each
+  is partial.  Delta changes no kernel, so it is not an id axis; a failure
+  names the delta of the failing subgroup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..space import space
+
+__all__ = [
+    "RotateCase",
+    "GENTYPES",
+    "SUBGROUP_SIZES",
+    "SPIRV_VECTOR_WIDTHS",
+    "rotate_cases",
+    "ROTATE_EXTENSION",
+    "SPV_ROTATE_EXTENSION",
+]
+
+ROTATE_EXTENSION = "cl_khr_subgroup_rotate"
+SPV_ROTATE_EXTENSION = "SPV_KHR_subgroup_rotate"
+
+
+@dataclass(frozen=True)
+class GenType:
+    """One OpenCL C gentype: C name, element bits, kind, the extension that
+    gates it (or "") and the reference element-type name used in messages."""
+
+    name: str
+    bits: int
+    kind: str  # int | uint | float | bool
+    needs: str
+    etype: str
+
+
+GENTYPES: dict[str, GenType] = {
+    g.name: g
+    for g in (
+        GenType("char", 8, "int", "", "i8"),
+        GenType("uchar", 8, "uint", "", "u8"),
+        GenType("short", 16, "int", "", "i16"),
+        GenType("ushort", 16, "uint", "", "u16"),
+        GenType("int", 32, "int", "", "i32"),
+        GenType("uint", 32, "uint", "", "u32"),
+        GenType("long", 64, "int", "", "u64"),
+        GenType("ulong", 64, "uint", "", "u64"),
+        GenType("float", 32, "float", "", "f32"),
+        GenType("half", 16, "float", "cl_khr_fp16", "f16"),
+        GenType("double", 64, "float", "cl_khr_fp64", "f64"),
+    )
+}
+# SPIR-V only: OpTypeBool (carried as uchar 0/1 in buffers).
+BOOL = GenType("bool", 8, "bool", "", "u8")
+
+SUBGROUP_SIZES = (4, 8, 16, 32, 64)
+SPIRV_VECTOR_WIDTHS = (2, 3, 4)
+
+
+@dataclass(frozen=True)
+class RotateCase:
+    api: str  # "opencl_c" | "spirv"
+    type: str  # gentype name (or "bool", SPIR-V only)
+    width: int  # 1 = scalar; SPIR-V vectors 2, 3, 4
+    sg: int  # required subgroup size
+    cluster: int  # 0 = plain rotate (no ClusterSize)
+    family: str = "subgroup_rotate"
+
+    @property
+    def gentype(self) -> GenType:
+        return BOOL if self.type == "bool" else GENTYPES[self.type]
+
+    @property
+    def tname(self) -> str:
+        return self.type if self.width == 1 else f"{self.type}{self.width}"
+
+    @property
+    def op(self) -> str:
+        return "clustered" if self.cluster else "rotate"
+
+    @property
+    def id(self) -> str:
+        op = f"c{self.cluster}" if self.cluster else "rotate"
+        return f"{self.api}-{self.tname}-sg{self.sg}-{op}"
+
+    @property
+    def rule(self) -> str:
+        """Which wording of the source rule applies (spec-digest 6.5)."""
+        return self.api
+
+    @property
+    def extension(self) -> str:
+        return ROTATE_EXTENSION if self.api == "opencl_c" else SPV_ROTATE_EXTENSION
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        """Device extensions the case needs besides the rotate extension."""
+        g = self.gentype.needs
+        return (g,) if g else ()
+
+    @property
+    def spec_row(self) -> str:
+        if self.api == "opencl_c":
+            if self.cluster:
+                return f"sub_group_clustered_rotate({self.type}, int, {self.cluster})"
+            return f"sub_group_rotate({self.type}, int)"
+        cs = f" ClusterSize {self.cluster}" if self.cluster else ""
+        return f"OpGroupNonUniformRotateKHR {self.tname} Subgroup{cs}"
+
+    @property
+    def axes(self) -> dict:
+        return {
+            "api": self.api,
+            "type": self.type,
+            "width": self.width,
+            "sg": self.sg,
+            "cluster": self.cluster,
+        }
+
+
+def _clusters(sg: int) -> list[int]:
+    """0 (plain) and every power of two 1 .. sg."""
+    out, c = [0], 1
+    while c <= sg:
+        out.append(c)
+        c *= 2
+    return out
+
+
+def rotate_cases(tiers: tuple[str, ...] = ()) -> list[RotateCase]:
+    """OpenCL C: 11 gentypes x (plain + clusters) per subgroup size.
+    SPIR-V: the same scalars plus Boolean, and vectors of 2, 3, 4 components
+    with and without ClusterSize (cluster 2).  Data tiers do not apply (the
+    data is a distinct bit pattern per invocation)."""
+    del tiers
+    cl = (
+        space()
+        .combine("api", ["opencl_c"])
+        .combine("type", list(GENTYPES))
+        .combine("width", [1])
+        .combine("sg", SUBGROUP_SIZES)
+        .expand("cluster", lambda p: _clusters(p.sg))
+    )
+    spv_scalar = (
+        space()
+        .combine("api", ["spirv"])
+        .combine("type", [*GENTYPES, "bool"])
+        .combine("width", [1])
+        .combine("sg", SUBGROUP_SIZES)
+        .expand("cluster", lambda p: _clusters(p.sg))
+    )
+    spv_vec = (
+        space()
+        .combine("api", ["spirv"])
+        .combine("type", [*GENTYPES, "bool"])
+        .combine("width", SPIRV_VECTOR_WIDTHS)
+        .combine("sg", SUBGROUP_SIZES)
+        .combine("cluster", [0, 2])
+    )
+    pts = [*cl, *spv_scalar, *spv_vec]
+    return [RotateCase(p.api, p.type, p.width, p.sg, p.cluster) for p in pts]

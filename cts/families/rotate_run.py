@@ -1,0 +1,160 @@
+"""Execution of one subgroup-rotate case: distinct per-invocation bit
+patterns -> backend -> the subgroups the device reports -> verdict.
+
+Launch shape (peer-suites B.1, the OpenCL-CTS model): one work-group per
+delta of :func:`reference.rotate.delta_values` (so every delta class runs in
+every case, uniform in each subgroup), ``2 * sg + sg / 2`` work-items per
+group so each group ends with a partial subgroup.  Like the OpenCL-CTS, the
+kernel also reports every work-item's (sub_group_id, sub_group_local_id,
+sub_group_size, max_sub_group_size), and the expected values are derived
+from that map (never from an assumed mapping); the map itself is checked
+first.  Values read from inactive invocations are not checked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from reference.data import case_rng
+from reference.dtypes import etype
+from reference.rotate import delta_values, expected_rotation
+
+from ..backends.base import CaseError
+from ..check import Verdict, compare
+
+__all__ = ["RotateResult", "run_rotate", "rotate_values", "launch_shape"]
+
+
+@dataclass
+class RotateResult:
+    verdict: Verdict
+    inputs: dict
+    expected: np.ndarray
+    actual: np.ndarray
+
+
+def launch_shape(case) -> tuple[int, int, list[tuple[str, int]]]:
+    """(work-groups, work-items per group, (class, delta) per group)."""
+    deltas = delta_values(case.sg, case.cluster or None)
+    local = 2 * case.sg + case.sg // 2
+    return len(deltas), local, deltas
+
+
+def _float_specials(name: str) -> list[int]:
+    t = etype(name)
+    sign = 1 << (t.bits - 1)
+    exp_all = ((1 << t.exp_bits) - 1) << t.man_bits
+    return [0, sign, exp_all, exp_all | sign, 1, sign | 1]  # +-0, +-inf, +-denorm_min
+
+
+def rotate_values(case, G: int, L: int, rng: np.random.Generator) -> np.ndarray:
+    """(G, L, W) raw bits, distinct within each work-group where the type has
+    room (8-bit: a permutation), finite floats with +-0, +-inf, subnormals
+    planted (a rotate moves bits, so all of them must survive)."""
+    g, W = case.gentype, case.width
+    shape = (G, L, W)
+    if g.kind == "bool":
+        return rng.integers(0, 2, size=shape).astype(np.uint64)
+    bits = g.bits
+    if bits <= 16:
+        out = np.empty(shape, dtype=np.uint64)
+        for i in range(G):
+            for c in range(W):  # distinct per component (L <= 160 < 256)
+                out[i, :, c] = rng.choice(1 << bits, size=L, replace=False)
+    else:
+        out = rng.integers(0, 1 << 62, size=shape, dtype=np.int64).astype(np.uint64)
+        out = (out << np.uint64(2)) ^ rng.integers(0, 4, size=shape).astype(np.uint64)
+        out &= np.uint64((1 << bits) - 1)
+    if g.kind == "float":
+        t = etype(g.etype)
+        exp_mask = np.uint64(((1 << t.exp_bits) - 1) << t.man_bits)
+        nonfinite = (out & exp_mask) == exp_mask
+        out = np.where(nonfinite, out ^ np.uint64(1 << t.man_bits), out)  # clear an exponent bit
+        sp = np.array(_float_specials(g.etype), dtype=np.uint64)
+        plant = rng.random(shape) < 0.1
+        out = np.where(plant, sp[rng.integers(0, len(sp), size=shape)], out)
+    return out
+
+
+def _check_map(case, sg_id, sg_lid, sg_size, sg_max) -> list[str]:
+    """The reported subgroups must be well formed: one size per subgroup,
+    local ids 0 .. size-1 each exactly once, maximum = the required size."""
+    problems = []
+    G, L = sg_id.shape
+    bad_max = np.argwhere(sg_max != case.sg)
+    if bad_max.size:
+        g, i = bad_max[0]
+        problems.append(
+            f"work-item {i} of group {g} reports max subgroup size {int(sg_max[g, i])}, "
+            f"the kernel requires {case.sg}"
+        )
+    for g in range(G):
+        for k in np.unique(sg_id[g]):
+            sel = sg_id[g] == k
+            sizes = np.unique(sg_size[g][sel])
+            lids = np.sort(sg_lid[g][sel])
+            if sizes.size != 1 or not np.array_equal(lids, np.arange(int(sizes[0]))):
+                problems.append(
+                    f"group {g} subgroup {int(k)}: sizes {sizes.tolist()} local ids {lids.tolist()[:16]}"
+                )
+                break
+        if len(problems) > 3:
+            break
+    return problems
+
+
+def run_rotate(case, backend, seed: int) -> RotateResult:
+    rng = case_rng(seed, f"{case.family}[{case.id}]")
+    G, L, deltas = launch_shape(case)
+    vals = rotate_values(case, G, L, rng)
+    d = np.array([v for _, v in deltas], dtype=np.int64)
+    res = backend.run(case, values=vals, deltas=d)
+    out = np.asarray(res["out"], dtype=np.uint64).reshape(G, L, case.width)
+    sg_id, sg_lid = np.asarray(res["sg_id"]), np.asarray(res["sg_lid"])
+    sg_size, sg_max = np.asarray(res["sg_size"]), np.asarray(res["sg_max"])
+    problems = _check_map(case, sg_id, sg_lid, sg_size, sg_max)
+    if problems:
+        raise CaseError("subgroup map reported by the kernel is not usable: " + "; ".join(problems))
+
+    key = (np.arange(G)[:, None] * L + sg_id).reshape(-1)
+    exp, checked, src = expected_rotation(
+        vals.reshape(G * L, case.width),
+        key,
+        sg_lid.reshape(-1),
+        sg_size.reshape(-1),
+        sg_max.reshape(-1),
+        np.repeat(d, L),
+        case.cluster or None,
+        case.rule,
+    )
+    exp = exp.reshape(G, L, case.width)
+    checked = checked.reshape(G, L)
+    src = src.reshape(G, L)
+    mask = np.uint64((1 << case.gentype.bits) - 1)
+    ok = (exp & mask) == (out & mask)
+    ok |= ~checked[:, :, None]
+    t = etype(case.gentype.etype)
+
+    def where(g, i, c):
+        return i, c
+
+    def hint(g, i, c):
+        lid = int(sg_lid[g, i])
+        base = i - lid
+        got = out[g, i, c]
+        lanes = [int(j) for j in np.flatnonzero(vals[g, base : base + int(sg_size[g, i]), c] == got)]
+        said = f"matches lane {lanes[0]}" if lanes else "matches no lane of the subgroup"
+        return (
+            f"delta {int(d[g])} ({deltas[g][0]}), subgroup {int(sg_id[g, i])} lane {lid} of "
+            f"{int(sg_size[g, i])}: expected lane {int(src[g, i])}'s value; got one that {said}"
+        )
+
+    v = compare(exp, out, t, ok, "exact", where, hint=hint)
+    unchecked = int((~checked).sum())
+    v.notes.append(
+        f"{G} work-groups x {L} work-items, deltas {[x for _, x in deltas]}; "
+        f"{unchecked} invocations read an inactive lane (not checked)"
+    )
+    return RotateResult(v, {"values": vals, "deltas": d}, exp, out)
