@@ -1,0 +1,253 @@
+"""Emulator mixin for SPV_INTEL_subgroup_matrix_multiply_accumulate.
+
+It behaves like a device that receives the *binary* module: it reads the
+assembled words (the same bytes an OpenCL device gets), finds
+OpSubgroupMatrixMultiplyAccumulateINTEL (opcode 6237) and takes everything
+from there (spec-digest 3.2-3.4, seed 003):
+
+* M from the Result Type's component count, K from the K Dim constant, N
+  from the module's SubgroupSize execution mode;
+* element types and signedness from the bits of the operand literal, decoded
+  generically: the B-side flag of each A-side flag is the next bit up
+  (0x1/0x2 signed, 0x10/0x20 int8, 0x40/0x80 int4, 0x100/0x200 tf32,
+  0x400/0x800 fp16, 0x1000/0x2000 bf16); 0x4 / 0x8 make C / Result bf16; no
+  element flag means the component type itself;
+* the A mapping from the container width: N <= K packs K/N elements per
+  value, N > K interleaves rows (row f*c + i div K, column i mod K).
+
+It shares no table with the case generator (``cts.families.spirv_intel``)
+nor with ``reference.layout``.  Integers are exact then wrapped; floats are
+summed in float64 and rounded once (RNE) to the Result type.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from .base import CaseError, Unsupported
+
+__all__ = ["SpirvEmulation", "SPIRV_FAULTS", "parse_mma_instruction"]
+
+SPIRV_FAULTS: dict[str, str] = {
+    "spirv_a_signed_ignored": "SPIR-V: MatrixASignedComponentsINTEL ignored (A read as unsigned)",
+    "spirv_int4_as_int8": "SPIR-V: PackedInt4 flags decoded as PackedInt8",
+    "spirv_c_bf16_ignored": "SPIR-V: MatrixCBFloat16INTEL ignored (C read as a 16-bit integer)",
+    "spirv_result_bf16_ignored": "SPIR-V: MatrixResultBFloat16INTEL ignored (Result written as a 16-bit integer)",
+    "spirv_n_gt_k_as_n_lt_k": "SPIR-V: N > K matrix A mapping applied as the N <= K one",
+}
+
+_OP_TYPE_INT, _OP_TYPE_FLOAT, _OP_TYPE_VECTOR = 21, 22, 23
+_OP_CONSTANT, _OP_EXECUTION_MODE, _OP_MMA = 43, 16, 6237
+_MODE_SUBGROUP_SIZE = 35
+# value instructions whose word 1 is the result type and word 2 the result id
+_VALUE_OPS = {43, 44, 55, 61, 80, 81, 83, 113, 114, 115, 124}
+
+# bit index of each A-side meaning; the B-side bit is one higher
+_SIGNED, _INT8, _INT4, _TF32, _F16, _BF16 = 0, 4, 6, 8, 10, 12
+_C_BF16, _R_BF16 = 2, 3
+
+
+def parse_mma_instruction(binary: bytes) -> dict:
+    """Decode the first OpSubgroupMatrixMultiplyAccumulateINTEL of a module:
+    its operand types (kind, bits, components), K, N and the literal."""
+    words = np.frombuffer(binary, dtype="<u4")
+    if words.size < 5 or words[0] != 0x07230203:
+        raise CaseError("not a SPIR-V module (bad magic number)")
+    types: dict[int, tuple[str, int, int]] = {}
+    consts: dict[int, int] = {}
+    value_type: dict[int, int] = {}
+    sg = None
+    mma = None
+    i = 5
+    while i < words.size:
+        wc, op = int(words[i]) >> 16, int(words[i]) & 0xFFFF
+        w = [int(x) for x in words[i + 1 : i + wc]]
+        if wc == 0:
+            raise CaseError("malformed SPIR-V module (word count 0)")
+        if op == _OP_TYPE_INT:
+            types[w[0]] = ("int", w[1], 1)
+        elif op == _OP_TYPE_FLOAT:
+            types[w[0]] = ("float", w[1], 1)
+        elif op == _OP_TYPE_VECTOR:
+            kind, bits, _ = types[w[1]]
+            types[w[0]] = (kind, bits, w[2])
+        elif op == _OP_EXECUTION_MODE and w[1] == _MODE_SUBGROUP_SIZE:
+            sg = w[2]
+        elif op == _OP_MMA and mma is None:
+            mma = w
+        if op == _OP_CONSTANT:
+            consts[w[1]] = w[2]
+        if op in _VALUE_OPS:
+            value_type[w[1]] = w[0]
+        i += wc
+    if mma is None:
+        raise CaseError("module has no OpSubgroupMatrixMultiplyAccumulateINTEL")
+    if sg is None:
+        raise Unsupported("module has no SubgroupSize execution mode: the emulator needs N")
+    rtype, _, k_id, a_id, b_id, c_id = mma[:6]
+    return {
+        "result": types[rtype],
+        "K": consts[k_id],
+        "A": types[value_type[a_id]],
+        "B": types[value_type[b_id]],
+        "C": types[value_type[c_id]],
+        "literal": mma[6] if len(mma) > 6 else 0,
+        "N": sg,
+    }
+
+
+def _sext(v: np.ndarray, bits: int) -> np.ndarray:
+    v = v.astype(np.int64) & ((1 << bits) - 1)
+    return np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
+
+
+def _float_of(raw: np.ndarray, fmt: str) -> np.ndarray:
+    r = raw.astype(np.uint64)
+    if fmt == "tf32":  # only sign, exponent and the top 10 mantissa bits count
+        r = r & np.uint64(0xFFFFE000)
+    with np.errstate(invalid="ignore"):  # signalling NaN payloads
+        if fmt == "f16":
+            return (r & np.uint64(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
+        if fmt == "bf16":
+            return (r & np.uint64(0xFFFF)).astype(np.uint16).view(ml_dtypes.bfloat16).astype(np.float64)
+        return (r & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+class SpirvEmulation:
+    """``run_spirv_intel_mma`` for the emulator backend."""
+
+    FAULTS = SPIRV_FAULTS
+
+    def _spirv_module(self, case) -> bytes:
+        from ..kernels.spirv_intel import module_text
+        from ..spirv_tools import SpirvToolError, assemble
+
+        try:
+            return assemble(module_text(case))
+        except SpirvToolError as e:
+            if "not found" in str(e):
+                raise Unsupported(str(e)) from None
+            raise CaseError(str(e)) from None
+
+    # --- literal -> element formats ---------------------------------------
+    def _spv_element(self, lit: int, side: int, container: tuple[str, int, int]) -> tuple[str, int, bool]:
+        """(format, bits, signed) of matrix A (side 0) or B (side 1)."""
+        f = self.faults
+
+        def has(bit: int) -> bool:
+            return bool(lit >> (bit + side) & 1)
+
+        signed = has(_SIGNED) and not (side == 0 and "spirv_a_signed_ignored" in f)
+        kinds = [(b, fmt, bits) for b, fmt, bits in ((_INT8, "int", 8), (_INT4, "int", 4)) if has(b)]
+        kinds += [
+            (b, fmt, bits)
+            for b, fmt, bits in ((_TF32, "tf32", 32), (_F16, "f16", 16), (_BF16, "bf16", 16))
+            if has(b)
+        ]
+        if len(kinds) > 1:
+            raise CaseError(
+                f"operand literal {lit:#x} names {len(kinds)} element types for matrix {'AB'[side]}"
+            )
+        if not kinds:  # the component type itself
+            kind, bits, _ = container
+            return ("int", bits, signed) if kind == "int" else ({16: "f16", 32: "f32"}[bits], bits, True)
+        _, fmt, bits = kinds[0]
+        if bits == 4 and "spirv_int4_as_int8" in f:
+            bits = 8
+        return fmt, bits, signed
+
+    @staticmethod
+    def _spv_values(raw: np.ndarray, fmt: str, bits: int, signed: bool) -> np.ndarray:
+        if fmt == "int":
+            return _sext(raw, bits) if signed else raw.astype(np.int64) & ((1 << bits) - 1)
+        return _float_of(raw, fmt)
+
+    @staticmethod
+    def _spv_unpack(words: np.ndarray, word_bits: int, ebits: int) -> np.ndarray:
+        """(..., n) words -> (..., n * word_bits/ebits) elements, low bits first."""
+        per = word_bits // ebits
+        w = words.astype(np.uint64)
+        shifts = np.arange(per, dtype=np.uint64) * np.uint64(ebits)
+        parts = (w[..., None] >> shifts) & np.uint64((1 << ebits) - 1)
+        return parts.reshape(*w.shape[:-1], w.shape[-1] * per)
+
+    def _spv_matrix_a(self, a: np.ndarray, info: dict, el: tuple) -> np.ndarray:
+        """Registers (S, N, comps) -> A values (S, M, K)."""
+        S, N, comps = a.shape
+        M, K = info["result"][2], info["K"]
+        fmt, ebits, signed = el
+        cbits = info["A"][1]
+        if N <= K or "spirv_n_gt_k_as_n_lt_k" in self.faults:
+            if N > K:  # the fault: invocation i < K holds column i, component r = row r
+                vals = self._spv_values(a[:, :K, : min(comps, M)], fmt, ebits, signed)  # (S, K, rows)
+                out = np.zeros((S, M, K))
+                out[:, : vals.shape[2], :] = vals.transpose(0, 2, 1)
+                return out
+            per_row = a[:, :, :M].transpose(0, 2, 1)  # (S, M, N): invocation = column group
+            return self._spv_values(self._spv_unpack(per_row, cbits, ebits), fmt, ebits, signed)
+        f = N // K
+        inv, comp = np.meshgrid(np.arange(N), np.arange(comps), indexing="ij")
+        rows = f * comp + inv // K
+        keep = rows < M  # upper invocations' data beyond M rows is ignored
+        vals = self._spv_values(a, fmt, ebits, signed)
+        out = np.zeros((S, M, K), dtype=vals.dtype)
+        out[:, rows[keep], (inv % K)[keep]] = vals[:, inv[keep], comp[keep]]
+        return out
+
+    def _spv_matrix_b(self, b: np.ndarray, info: dict, el: tuple) -> np.ndarray:
+        """Registers (S, N, comps): invocation n = column n -> (S, K, N)."""
+        fmt, ebits, signed = el
+        if ebits > 16:
+            cols = b
+        else:
+            cols = self._spv_unpack(b, info["B"][1], ebits)
+        return self._spv_values(cols, fmt, ebits, signed).transpose(0, 2, 1)
+
+    def _spv_accumulator(self, c: np.ndarray, info: dict, lit: int) -> np.ndarray:
+        kind, bits, _ = info["C"]
+        if lit >> _C_BF16 & 1 and "spirv_c_bf16_ignored" not in self.faults:
+            v = _float_of(c, "bf16")
+        elif kind == "int":
+            v = _sext(c, bits)  # C is signed (seed 003, issue 3)
+        else:
+            v = _float_of(c, {16: "f16", 32: "f32"}[bits])
+        return v.transpose(0, 2, 1)
+
+    def _spv_result(self, d: np.ndarray, info: dict, lit: int) -> np.ndarray:
+        kind, bits, _ = info["result"]
+        if lit >> _R_BF16 & 1 and "spirv_result_bf16_ignored" not in self.faults:
+            out = d.astype(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
+        elif kind == "int":
+            with np.errstate(invalid="ignore", over="ignore"):
+                iv = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0) if d.dtype.kind == "f" else d
+                out = iv.astype(np.int64) & ((1 << bits) - 1)
+        elif bits == 16:
+            with np.errstate(over="ignore"):
+                out = d.astype(np.float16).view(np.uint16)
+        else:
+            with np.errstate(over="ignore"):
+                out = d.astype(np.float32).view(np.uint32)
+        return np.ascontiguousarray(out.astype(np.uint64).transpose(0, 2, 1))
+
+    def run_spirv_intel_mma(self, case, a, b, c):
+        """a (S, N, a_comps), b (S, N, b_comps), c (S, N, M) raw container bits
+        -> Result registers (S, N, M)."""
+        info = parse_mma_instruction(self._spirv_module(case))
+        lit = info["literal"]
+        if info["N"] != a.shape[1]:
+            raise CaseError(f"module wants subgroup size {info['N']}, launched with {a.shape[1]}")
+        ea, eb = self._spv_element(lit, 0, info["A"]), self._spv_element(lit, 1, info["B"])
+        A = self._spv_matrix_a(np.asarray(a), info, ea)
+        B = self._spv_matrix_b(np.asarray(b), info, eb)
+        if A.shape[2] != B.shape[1]:
+            raise CaseError(f"A gives {A.shape[2]} columns but B {B.shape[1]} rows (K Dim {info['K']})")
+        C = self._spv_accumulator(np.asarray(c), info, lit)
+        if ea[0] == "int" and eb[0] == "int":
+            D = np.matmul(A.astype(np.int64), B.astype(np.int64)) + (
+                C.astype(np.int64) if C.dtype.kind == "i" else C
+            )
+        else:
+            with np.errstate(invalid="ignore", over="ignore"):
+                D = (A[:, :, :, None].astype(np.float64) * B[:, None, :, :]).sum(axis=2) + C
+        return self._spv_result(D, info, lit)

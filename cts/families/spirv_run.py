@@ -1,0 +1,219 @@
+"""Execution of one SPIR-V subgroup-MMA case: data -> register images ->
+backend (module with OpSubgroupMatrixMultiplyAccumulateINTEL) -> logical
+result -> verdict.
+
+The register images come from ``reference.layout`` (spec-digest 3.4, the
+SPIR-V extension's own mapping rules); the verdict from ``reference.mma``
+and ``reference.tolerance`` under the same rules as the OpenCL built-ins
+(integers exact with wrap, floats Rule E / R / F).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from reference import layout
+from reference.data import case_rng, mma_operands
+from reference.dtypes import etype
+from reference.mma import mma_float, mma_int
+from reference.tolerance import PROFILES, Profile, float_close, mma_float_bound
+
+from ..check import Verdict, compare
+
+__all__ = [
+    "SpirvRunResult",
+    "run_spirv_intel_mma",
+    "case_registers",
+    "CrossCheckCase",
+    "crosscheck_cases",
+    "run_builtin_crosscheck",
+    "run_capability_rejection",
+    "SUBGROUPS_PER_CASE",
+]
+
+SUBGROUPS_PER_CASE = 32
+
+
+@dataclass
+class SpirvRunResult:
+    verdict: Verdict
+    inputs: dict
+    expected: np.ndarray
+    actual: np.ndarray
+
+
+def case_registers(case, seed: int, subgroups: int) -> dict:
+    """Logical operands and the per-invocation register images of a case.
+
+    A slots the spec says are ignored (N > K with rows past M) carry random
+    junk, so a device that reads them fails.
+    """
+    rng = case_rng(seed, f"{case.family}[{case.id}]")
+    a_t, b_t, c_t = etype(case.a), etype(case.b), etype(case.c)
+    N, K, M = case.sg, case.k, case.M
+    A, B, C = mma_operands(case.tier, case.a, case.b, case.c, M, K, N, subgroups, rng, acc_type=case.result)
+    a_regs = layout.a_register_image(a_t.encode(A), N, case.a_elem_bits)
+    for inv, comp in layout.a_ignored_lanes(M, K, N):
+        a_regs[:, inv, comp] = rng.integers(0, 1 << case.a_container_bits, size=subgroups, dtype=np.uint64)
+    b_regs = layout.b_register_image(b_t.encode(B), case.b_elem_bits)
+    c_regs = layout.c_register_image(c_t.encode(C))
+    return {"A": A, "B": B, "C": C, "a_regs": a_regs, "b_regs": b_regs, "c_regs": c_regs}
+
+
+def run_spirv_intel_mma(
+    case, backend, seed: int, profile: Profile = PROFILES["default"], subgroups: int = SUBGROUPS_PER_CASE
+) -> SpirvRunResult:
+    """Run ``case`` on ``backend`` and judge the Result against the reference."""
+    ops = case_registers(case, seed, subgroups)
+    A, B, C = ops["A"], ops["B"], ops["C"]
+    r_t, a_t = etype(case.result), etype(case.a)
+    d_regs = np.asarray(backend.run(case, a=ops["a_regs"], b=ops["b_regs"], c=ops["c_regs"]))
+    if d_regs.shape != (subgroups, case.sg, case.M):
+        raise ValueError(f"backend returned Result registers of shape {d_regs.shape}")
+    D_bits = layout.c_from_registers(d_regs) & np.uint64(r_t.mask)
+
+    def where(s, r, c):  # Result element (r, c) lives in invocation c, component r
+        return c, r
+
+    if not a_t.is_float:
+        exp_bits = r_t.encode(mma_int(A, B, C, r_t.bits))
+        v = compare(exp_bits, D_bits, r_t, exp_bits == D_bits, "I", where)
+        return SpirvRunResult(v, ops, exp_bits, D_bits)
+
+    ref = mma_float(A, B, C)
+    actual = r_t.decode(D_bits)
+    exp_bits = r_t.encode(ref.value)
+    if case.tier in ("exact", "onehot") or (case.tier == "rounding" and profile.rounding_tier_exact):
+        expected = r_t.round(ref.value)  # representable sums (E) or one RNE rounding (R)
+        ok = float_close(expected, actual, np.zeros_like(expected))
+        err = np.abs(actual - expected)
+        rule = "R" if case.tier == "rounding" else "E"
+        v = compare(exp_bits, D_bits, r_t, ok, rule, where, error=err, bound=np.zeros_like(err))
+        return SpirvRunResult(v, ops, exp_bits, D_bits)
+
+    bound = mma_float_bound(ref.abs_sum, ref.value, case.k, case.result, case.result, profile)
+    ok = float_close(ref.value, actual, bound)
+    notes = []
+    if case.tier == "special":  # subnormal inputs may be flushed (no spec says): accept, report
+        c_t, b_t = etype(case.c), etype(case.b)
+
+        def ftz(x, t):
+            return np.where(np.abs(x) < t.tiny, np.copysign(0.0, x), x)
+
+        ref_f = mma_float(ftz(A, a_t), ftz(B, b_t), ftz(C, c_t))
+        bound_f = mma_float_bound(ref_f.abs_sum, ref_f.value, case.k, case.result, case.result, profile)
+        ok_f = float_close(ref_f.value, actual, bound_f)
+        if (ok_f & ~ok).any():
+            notes.append(f"{int((ok_f & ~ok).sum())} elements match only with subnormal inputs flushed")
+        ok = ok | ok_f
+    with np.errstate(invalid="ignore"):
+        err = np.where(np.isfinite(ref.value) & np.isfinite(actual), np.abs(actual - ref.value), 0.0)
+    v = compare(exp_bits, D_bits, r_t, ok, "F", where, error=err, bound=bound)
+    v.notes.extend(notes)
+    return SpirvRunResult(v, ops, exp_bits, D_bits)
+
+
+# ------------------------------------------------------------ cross-check
+@dataclass(frozen=True)
+class CrossCheckCase:
+    """A required SPIR-V form next to its OpenCL C built-in (spec-digest 1.3
+    and 3.5 describe the same operation with the same register images)."""
+
+    spirv: object  # SpirvMmaCase
+    family: str = "spirv_intel_mma"
+
+    @property
+    def id(self) -> str:
+        return f"xcheck-{self.spirv.id}"
+
+    @property
+    def tier(self) -> str:
+        return self.spirv.tier
+
+    @property
+    def spec_row(self) -> str:
+        return f"{self.spirv.spec_row} == OpenCL C built-in"
+
+    @property
+    def axes(self) -> dict:
+        return {**self.spirv.axes, "check": "builtin_vs_spirv"}
+
+    def builtin_case(self):
+        from .intel import IntelMmaCase
+
+        s = self.spirv
+        return IntelMmaCase("intel_mma", s.sg, s.a, s.b, s.k, s.M, s.c, s.tier)
+
+
+def crosscheck_cases(tiers: tuple[str, ...]) -> list[CrossCheckCase]:
+    """Every required combination on the random and special tiers."""
+    from .spirv_intel import spirv_intel_cases
+
+    picked = tuple(t for t in tiers if t in ("random", "special"))
+    return [CrossCheckCase(c) for c in spirv_intel_cases(picked)]
+
+
+def run_builtin_crosscheck(case, backend, seed: int, subgroups: int = SUBGROUPS_PER_CASE) -> SpirvRunResult:
+    """Both forms on the same registers; the built-in's Result bits are the
+    expectation (bit identity, whatever the float rounding)."""
+    from ..backends.base import Unsupported
+
+    builtin = case.builtin_case()
+    if not hasattr(backend, "run_intel_mma"):
+        raise Unsupported(f"backend {backend.name!r} has no OpenCL C built-in form to cross-check")
+    reason = backend.unsupported(builtin)
+    if reason:
+        raise Unsupported(f"no OpenCL C built-in {builtin.builtin}: {reason}")
+    s = case.spirv
+    ops = case_registers(s, seed, subgroups)
+    regs = {"a": ops["a_regs"], "b": ops["b_regs"], "c": ops["c_regs"]}
+    d_spirv = np.asarray(backend.run(s, **regs))
+    d_builtin = np.asarray(backend.run(builtin, **regs))
+    r_t = etype(s.result)
+    got = layout.c_from_registers(d_spirv) & np.uint64(r_t.mask)
+    want = layout.c_from_registers(d_builtin) & np.uint64(r_t.mask)
+    same = got == want
+    if r_t.is_float:  # any NaN matches any NaN
+        same |= np.isnan(r_t.decode(got)) & np.isnan(r_t.decode(want))
+    v = compare(want, got, r_t, same, "X", lambda _s, r, c: (c, r))
+    v.notes.append(f"expected = {builtin.builtin} on the same inputs")
+    return SpirvRunResult(v, ops, want, got)
+
+
+def run_capability_rejection(backend, sg: int) -> tuple[str, str]:
+    """spec-digest 3.5 / local-runtimes 2.4: a device that does not report
+    capability 6236 must refuse a module that declares it with a build
+    error.  Returns (outcome, message), outcome in skip / pass / fail.
+
+    A control module with the same kernel minus the capability must build,
+    so the refusal is known to come from the capability.
+    """
+    from ..backends.base import CaseError
+    from ..kernels.spirv_intel import control_module_text, module_text
+    from ..spirv_tools import SpirvToolError, assemble
+    from .spirv_intel import SpirvMmaCase
+
+    if not hasattr(backend, "build_program") or not hasattr(backend, "spirv_mma_unsupported"):
+        return "skip", f"backend {backend.name!r} builds no SPIR-V programs"
+    reason = backend.spirv_mma_unsupported(sg)
+    if reason is None:
+        return "skip", f"device reports capability 6236 for subgroup size {sg}: nothing to reject"
+    case = SpirvMmaCase(sg, 32, 4, "i8", "i8", "i32", "i32", "exact")
+    try:
+        control, probe = assemble(control_module_text(case)), assemble(module_text(case))
+    except SpirvToolError as e:
+        return "skip", str(e)
+    try:
+        backend.build_program(il=control)
+    except CaseError as e:
+        return "skip", f"device cannot build the control module without capability 6236: {e}"
+    try:
+        backend.build_program(il=probe)
+    except CaseError as e:
+        return "pass", f"refused as required ({reason}): {str(e).splitlines()[0][:200]}"
+    return "fail", (
+        f"device built a module declaring capability 6236 (SubgroupMatrixMultiplyAccumulateINTEL) "
+        f"although {reason}"
+    )
