@@ -1,15 +1,25 @@
-"""Conformance reports from journal rows (markdown with tabulate)."""
+"""Conformance reports from journal rows: markdown (tabulate), the
+self-contained HTML page (cts/html.py) and ``results.csv`` (one sorted line
+per case: node id, outcome, ratio) for machines to diff.
+
+``python -m cts report JOURNAL_OR_DIR... --out DIR`` merges the journals of
+workers, shards and resumed runs (``cts.journal.read_journals``)."""
 
 from __future__ import annotations
 
+import argparse
+import csv
+import warnings
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from tabulate import tabulate
 
-__all__ = ["markdown_report", "write_reports", "summarize"]
+from .journal import OUTCOMES, read_journals
 
-SHOWN = ("passed", "failed", "skipped", "xfailed", "xpassed", "crash", "timeout", "error")
+__all__ = ["markdown_report", "write_reports", "summarize", "main"]
+
+SHOWN = OUTCOMES
 
 
 def _counts(rows) -> Counter:
@@ -38,14 +48,25 @@ def _row_status(outcomes: Counter) -> str:
 def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
     rows = sorted(rows, key=lambda r: (r.get("family", ""), r.get("nodeid", "")))
     out = ["# Subgroup-matrix conformance report", ""]
-    for s in [s for s in sessions or [] if s.get("kind") == "session"]:
+    heads = [s for s in sessions or [] if s.get("kind") == "session"]
+    for s in heads[:1]:
         dev = s.get("device", {})
         out.append(
-            f"* backend `{s.get('backend')}`, device `{dev.get('name')}`, driver `{dev.get('driver')}`, "
-            f"seed {s.get('seed')}, profile `{s.get('profile')}`"
+            f"* backend `{s.get('backend')}`, device `{dev.get('name')}`, platform `{dev.get('platform')}`, "
+            f"driver `{dev.get('driver')}`, version `{dev.get('version')}`"
+        )
+        out.append(
+            f"* seed {s.get('seed')}, profile `{s.get('profile')}`, tiers `{','.join(s.get('tiers') or [])}`"
         )
         out.append(f"* command: `{s.get('command')}`")
-        break
+        out.append(
+            f"* python {s.get('python')}, numpy {s.get('numpy')}, pytest {s.get('pytest')}, {s.get('platform')}"
+        )
+    if len(heads) > 1:
+        out.append(f"* {len(heads)} sessions merged (shards, workers or resumed runs)")
+    notes = sorted({str(s.get("text")) for s in sessions or [] if s.get("kind") == "note"})
+    if notes:
+        out += ["", "Notes:", ""] + [f"* {n}" for n in notes]
     tot = summarize(rows)
     out += ["", "Totals: " + ", ".join(f"{k} {v}" for k, v in tot.items() if v), ""]
 
@@ -105,6 +126,8 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
     for r in bad[:200]:
         out.append(f"### {r.get('nodeid')} - {r.get('outcome')}")
         out.append("")
+        if r.get("outcome") == "xpassed":
+            out += ["Listed in an expectations file but passes now: remove the entry.", ""]
         out.append("```")
         out.append(str(r.get("reason", ""))[:3000])
         out.append("```")
@@ -115,9 +138,60 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
     return "\n".join(out) + "\n"
 
 
+def write_csv(rows: list[dict], path: Path) -> None:
+    """One line per case, sorted by node id: the diffable verdict of a run."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["nodeid", "family", "case_id", "outcome", "max_ratio", "seed"])
+        for r in sorted(rows, key=lambda r: r["nodeid"]):
+            w.writerow(
+                [
+                    r["nodeid"],
+                    r.get("family"),
+                    r.get("case_id"),
+                    r.get("outcome"),
+                    r.get("max_ratio"),
+                    r.get("seed"),
+                ]
+            )
+
+
 def write_reports(rows: list[dict], out_dir: str | Path, sessions: list[dict] | None = None) -> list[Path]:
+    """report.md, report.html and results.csv in ``out_dir``."""
+    from .html import html_report
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     md = out_dir / "report.md"
     md.write_text(markdown_report(rows, sessions), encoding="utf-8")
-    return [md]
+    page = out_dir / "report.html"
+    page.write_text(html_report(rows, sessions), encoding="utf-8")
+    res = out_dir / "results.csv"
+    write_csv(rows, res)
+    return [md, page, res]
+
+
+def main(argv: list[str]) -> int:
+    """``python -m cts report JOURNAL_OR_DIR... --out DIR``."""
+    ap = argparse.ArgumentParser(
+        prog="python -m cts report",
+        description="merge journals (files or folders of *.jsonl: xdist workers, shards, resumed runs) "
+        "into report.md, report.html and results.csv",
+    )
+    ap.add_argument("journals", nargs="+", metavar="JOURNAL_OR_DIR")
+    ap.add_argument("--out", required=True, metavar="DIR", help="folder for the reports")
+    a = ap.parse_args(argv)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows = read_journals(a.journals, header=True)
+    for w in caught:
+        print(f"cts report: warning: {w.message}")
+    sessions = [r for r in rows if r.get("kind")]
+    cases = [r for r in rows if not r.get("kind")]
+    if not cases:
+        raise ValueError(f"no case rows in {' '.join(a.journals)}")
+    for p in write_reports(cases, a.out, sessions):
+        print(p)
+    tot = summarize(cases)
+    print(", ".join(f"{k} {v}" for k, v in tot.items() if v))
+    return 0

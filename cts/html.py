@@ -1,0 +1,319 @@
+"""Self-contained HTML conformance report (issue 4, item 2).
+
+One file, no network: inline CSS, a few lines of inline JavaScript (table
+sorting only) and an inline SVG plot.  Every string that comes from a
+journal -- device names, driver versions, build logs, case ids -- goes
+through ``html.escape``, so a hostile driver string is shown, never run.
+
+Sections: environment block (device, driver, versions, seed, command line),
+totals, notes, one colour-coded conformance matrix per family, the plot of
+measured error against the allowed bound for the float cases (Rule F), the
+coverage table, and the sortable failure table with details and rerun
+commands.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections import Counter, defaultdict
+
+from .journal import BAD_OUTCOMES, OUTCOMES
+
+__all__ = ["html_report", "matrix_axes"]
+
+COLOURS = {
+    "passed": "#2e9e44",
+    "failed": "#d12f2f",
+    "crash": "#7a1010",
+    "timeout": "#b3541e",
+    "error": "#d12f2f",
+    "skipped": "#9aa3ad",
+    "xfailed": "#e0b000",
+    "xpassed": "#8f3fbf",
+    "partial": "#8cc63f",
+}
+
+CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;vertical-align:top}
+th{background:#f0f0f0}th.sort{cursor:pointer}th.sort:after{content:" \\2195";color:#999}
+.env td:first-child{font-weight:bold;white-space:nowrap}
+.cell{color:#fff;text-align:center;font-weight:bold;min-width:4em}
+.badge{display:inline-block;color:#fff;padding:1px 8px;border-radius:8px;margin-right:4px}
+pre{white-space:pre-wrap;background:#f7f7f7;padding:4px;max-height:30em;overflow:auto;margin:2px 0}
+.note{background:#fff6d5;padding:4px 8px;margin:2px 0;border-left:4px solid #e0b000}
+code{background:#f2f2f2}
+"""
+
+SORT_JS = """
+document.querySelectorAll('table.sortable').forEach(function(t){
+  t.querySelectorAll('th').forEach(function(th,i){
+    th.classList.add('sort');
+    th.addEventListener('click',function(){
+      var body=t.tBodies[0], rows=Array.prototype.slice.call(body.rows);
+      var dir=th.dataset.dir==='asc'?-1:1; th.dataset.dir=dir===1?'asc':'desc';
+      rows.sort(function(a,b){
+        var x=a.cells[i].dataset.v||a.cells[i].textContent, y=b.cells[i].dataset.v||b.cells[i].textContent;
+        var nx=parseFloat(x), ny=parseFloat(y);
+        if(!isNaN(nx)&&!isNaN(ny)) return dir*(nx-ny);
+        return dir*x.localeCompare(y);
+      });
+      rows.forEach(function(r){body.appendChild(r);});
+    });
+  });
+});
+"""
+
+
+def e(x) -> str:
+    """Escape any value for HTML text and attributes."""
+    return html.escape("" if x is None else str(x), quote=True)
+
+
+def status_of(c: Counter) -> str:
+    """Worst outcome wins (peer-suites.md F.1: pass < skip < fail)."""
+    for k in ("crash", "timeout", "error", "failed", "xpassed"):
+        if c.get(k):
+            return k
+    if c.get("passed"):
+        return "passed" if not c.get("skipped") else "partial"
+    if c.get("xfailed"):
+        return "xfailed"
+    return "skipped"
+
+
+PREFERRED = ["types", "acc", "sg", "k"]
+
+
+def matrix_axes(rows: list[dict]) -> tuple[str | None, list[str]]:
+    """(column axis, row axes) of a family's matrix: columns are ``M`` when
+    the family has it, else its axis with the fewest (>1) values; rows are
+    the other axes except the data tier (tiers are folded into a cell)."""
+    values: dict[str, set] = defaultdict(set)
+    for r in rows:
+        for k, v in (r.get("axes") or {}).items():
+            values[k].add(str(v))
+    cand = [k for k in values if k != "tier" and len(values[k]) > 1]
+    if not cand:
+        return None, [k for k in values if k != "tier"]
+    col = "M" if "M" in cand else min(cand, key=lambda k: (len(values[k]), k))
+    rest = [k for k in values if k not in (col, "tier")]
+    return col, sorted(rest, key=lambda k: (PREFERRED.index(k) if k in PREFERRED else len(PREFERRED), k))
+
+
+def _natural(v: str):
+    return (0, float(v), "") if v.replace(".", "", 1).lstrip("-").isdigit() else (1, 0.0, v)
+
+
+def _matrix(family: str, rows: list[dict]) -> str:
+    col, row_axes = matrix_axes(rows)
+    cells: dict[tuple[str, str], Counter] = defaultdict(Counter)
+    tips: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for r in rows:
+        ax = r.get("axes") or {}
+        rk = " ".join(f"{k}={ax[k]}" for k in row_axes if k in ax) or "all"
+        ck = str(ax.get(col, "")) if col else "cases"
+        cells[(rk, ck)][r.get("outcome")] += 1
+        tips[(rk, ck)].append(f"{ax.get('tier', r.get('case_id', ''))}: {r.get('outcome')}")
+    rks = sorted({k[0] for k in cells})
+    cks = sorted({k[1] for k in cells}, key=_natural)
+    out = [f"<h3>{e(family)}</h3>", "<table><tr><th>" + e(" ".join(row_axes)) + "</th>"]
+    out += [f"<th>{e(col)}={e(c)}</th>" if col else f"<th>{e(c)}</th>" for c in cks]
+    out.append("</tr>")
+    for rk in rks:
+        out.append(f"<tr><td>{e(rk)}</td>")
+        for ck in cks:
+            c = cells.get((rk, ck))
+            if not c:
+                out.append("<td></td>")
+                continue
+            st = status_of(c)
+            n = sum(c.values())
+            good = c.get("passed", 0) + c.get("xfailed", 0)
+            label = f"{good}/{n}" if st not in ("skipped",) else "skip"
+            out.append(
+                f'<td class="cell" style="background:{COLOURS[st]}" title="{e("; ".join(tips[(rk, ck)]))}">'
+                f"{e(label)}</td>"
+            )
+        out.append("</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def _legend() -> str:
+    return "".join(f'<span class="badge" style="background:{c}">{e(k)}</span>' for k, c in COLOURS.items())
+
+
+def error_plot(rows: list[dict], width: int = 900, height: int = 320) -> str:
+    """Inline SVG: for each float case judged by a bound (Rule F), its
+    measured max |error| / bound on a log axis; the line at 1 is the bound.
+    Cases with zero error sit on the bottom edge."""
+    pts = [r for r in rows if r.get("rule") == "F" and r.get("max_ratio") is not None]
+    if not pts:
+        return "<p>No float cases judged against a bound (Rule F) in these journals.</p>"
+    pts.sort(key=lambda r: (str(r.get("family")), str(r.get("case_id"))))
+    lo, hi = -6.0, 1.0
+    for r in pts:
+        v = float(r["max_ratio"])
+        if v > 0 and math.isfinite(v):
+            hi = max(hi, math.ceil(math.log10(v)))
+    ml, mr, mt, mb = 60, 10, 20, 40
+    pw, ph = width - ml - mr, height - mt - mb
+
+    def y(v: float) -> float:
+        lv = lo if v <= 0 or not math.isfinite(v) else min(max(math.log10(v), lo), hi)
+        return mt + ph * (hi - lv) / (hi - lo)
+
+    out = [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">']
+    out.append(f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#999"/>')
+    for d in range(int(lo), int(hi) + 1):
+        yy = y(10.0**d)
+        out.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#e3e3e3"/>')
+        out.append(f'<text x="{ml - 6}" y="{yy + 4:.1f}" font-size="11" text-anchor="end">1e{d}</text>')
+    yb = y(1.0)
+    out.append(
+        f'<line x1="{ml}" x2="{ml + pw}" y1="{yb:.1f}" y2="{yb:.1f}" stroke="#d12f2f" stroke-width="2"/>'
+    )
+    out.append(
+        f'<text x="{ml + pw - 4}" y="{yb - 4:.1f}" font-size="12" text-anchor="end" fill="#d12f2f">bound</text>'
+    )
+    n = len(pts)
+    for i, r in enumerate(pts):
+        xx = ml + pw * (i + 0.5) / n
+        v = float(r["max_ratio"])
+        col = COLOURS.get(r.get("outcome"), "#333")
+        tip = f"{r.get('family')}[{r.get('case_id')}] max|err| {r.get('max_error')} err/bound {v:.3g}"
+        out.append(
+            f'<circle cx="{xx:.1f}" cy="{y(v):.1f}" r="3" fill="{col}"><title>{e(tip)}</title></circle>'
+        )
+    out.append(
+        f'<text x="{ml + pw / 2}" y="{height - 8}" font-size="12" text-anchor="middle">'
+        f"float cases (Rule F), sorted by family and id: {n}</text>"
+    )
+    out.append(
+        f'<text x="14" y="{mt + ph / 2}" font-size="12" text-anchor="middle" '
+        f'transform="rotate(-90 14 {mt + ph / 2})">max |error| / bound</text>'
+    )
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _env(sessions: list[dict]) -> str:
+    rows: list[tuple[str, object]] = []
+    for s in sessions:
+        dev = s.get("device") or {}
+        rows += [
+            ("backend", s.get("backend")),
+            ("device", dev.get("name")),
+            ("platform", dev.get("platform")),
+            ("driver", dev.get("driver")),
+            ("device version", dev.get("version")),
+            ("subgroup sizes", ", ".join(map(str, dev.get("subgroup_sizes") or []))),
+            ("extensions", " ".join(dev.get("extensions") or [])),
+            ("seed", s.get("seed")),
+            ("tolerance profile", s.get("profile")),
+            ("tiers", ", ".join(s.get("tiers") or [])),
+            ("options", ", ".join(f"{k}={v}" for k, v in (s.get("options") or {}).items())),
+            ("command", s.get("command")),
+            ("python / numpy / pytest", f"{s.get('python')} / {s.get('numpy')} / {s.get('pytest')}"),
+            ("host platform", s.get("platform")),
+        ]
+        rows.append(("", ""))
+    if not rows:
+        return "<p>No session header in these journals.</p>"
+    body = "".join(
+        f"<tr><td>{e(k)}</td><td><code>{e(v)}</code></td></tr>" for k, v in rows if v not in (None,)
+    )
+    return f'<table class="env">{body}</table>'
+
+
+def _failures(rows: list[dict]) -> str:
+    bad = [r for r in rows if r.get("outcome") in (*BAD_OUTCOMES, "xpassed")]
+    if not bad:
+        return "<p>None.</p>"
+    out = [
+        '<table class="sortable" id="failures"><thead><tr><th>outcome</th><th>family</th><th>case</th>'
+        "<th>max err/bound</th><th>duration s</th><th>details</th></tr></thead><tbody>"
+    ]
+    for r in bad:
+        ratio = r.get("max_ratio")
+        reason = str(r.get("reason") or "")
+        first = reason.strip().splitlines()[0] if reason.strip() else ""
+        if r.get("outcome") == "xpassed":
+            first = "listed in an expectations file but passes: remove the entry. " + first
+        st = r.get("outcome")
+        out.append(
+            f'<tr><td class="cell" style="background:{COLOURS.get(st, "#333")}">{e(st)}</td>'
+            f"<td>{e(r.get('family'))}</td><td>{e(r.get('case_id') or r.get('nodeid'))}</td>"
+            f'<td data-v="{e(ratio if ratio is not None else -1)}">{e("" if ratio is None else f"{ratio:.3g}")}</td>'
+            f"<td>{e(r.get('duration'))}</td>"
+            f"<td><details><summary>{e(first[:200])}</summary><pre>{e(reason[:6000])}</pre>"
+            f"rerun: <code>{e(r.get('rerun'))}</code></details></td></tr>"
+        )
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def _coverage(rows: list[dict]) -> str:
+    cov: dict[tuple, Counter] = defaultdict(Counter)
+    for r in rows:
+        cov[(r.get("family") or "", r.get("spec_row") or r.get("case_id") or "")][r.get("outcome")] += 1
+    out = [
+        '<table class="sortable"><thead><tr><th>family</th><th>spec row</th><th>status</th><th>cases</th>'
+        "</tr></thead><tbody>"
+    ]
+    for (fam, row), c in sorted(cov.items()):
+        st = status_of(c)
+        cnt = ", ".join(f"{k} {c[k]}" for k in OUTCOMES if c.get(k))
+        out.append(
+            f"<tr><td>{e(fam)}</td><td><code>{e(row)}</code></td>"
+            f'<td class="cell" style="background:{COLOURS[st]}">{e(st)}</td><td>{e(cnt)}</td></tr>'
+        )
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def html_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
+    """The whole page as one string."""
+    sessions = sessions or []
+    heads = [s for s in sessions if s.get("kind") == "session"]
+    notes = sorted({str(s.get("text")) for s in sessions if s.get("kind") == "note"})
+    tot = Counter(r.get("outcome") for r in rows)
+    fams: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        fams[r.get("family") or "?"].append(r)
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>Subgroup-matrix conformance report</title>",
+        f"<style>{CSS}</style></head><body>",
+        "<h1>Subgroup-matrix conformance report</h1>",
+        "<h2>Device and environment</h2>",
+        _env(heads[:1]),
+        f"<p>{len(heads)} session(s) merged (shards / workers / resumed runs).</p>" if len(heads) > 1 else "",
+        "<h2>Totals</h2><p>",
+        "".join(
+            f'<span class="badge" style="background:{COLOURS[k]}">{e(k)} {tot[k]}</span>'
+            for k in OUTCOMES
+            if tot.get(k)
+        ),
+        f" total {len(rows)}</p>",
+    ]
+    if notes:
+        parts.append("<h2>Notes</h2>" + "".join(f'<div class="note">{e(n)}</div>' for n in notes))
+    parts.append("<h2>Conformance matrix per family</h2><p>Legend: " + _legend() + "</p>")
+    parts.append(
+        "<p>Each cell folds the data tiers of one combination: passed (or expected-fail) / cases.</p>"
+    )
+    for fam in sorted(fams):
+        parts.append(_matrix(fam, fams[fam]))
+    parts.append("<h2>Measured error against the allowed bound (float cases)</h2>")
+    parts.append(error_plot(rows))
+    bad = sum(tot.get(k, 0) for k in (*BAD_OUTCOMES, "xpassed"))
+    parts.append(f"<h2>Failures, crashes, timeouts, unexpected passes ({bad})</h2>")
+    parts.append("<p>Click a column header to sort.</p>" + _failures(rows))
+    parts.append("<h2>Coverage: spec row &rarr; cases</h2>" + _coverage(rows))
+    parts.append(f"<script>{SORT_JS}</script></body></html>")
+    return "\n".join(p for p in parts if p)

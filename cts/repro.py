@@ -1,0 +1,226 @@
+"""``python -m cts repro CASE_ID --out DIR``: a standalone bundle for one case
+(issue 4, item 6; DESIGN.md "Diagnostics"; array-api-tests repro snippets,
+peer-suites.md F.2).
+
+The bundle holds
+
+* ``case.json``: the case (all axes, spec row, built-in), seed, subgroups,
+  the acceptance rule, the kernel launch facts when a backend gives them;
+* the inputs as ``.npy``: the logical operands (``A``, ``B``, ``C`` or ``x``)
+  and the per-invocation register images the kernel receives (``a_regs``,
+  ``b_regs``, ``c_regs``);
+* the expected result: ``expected_bits.npy`` (logical layout) and, for float
+  cases, ``expected_value.npy`` + ``bound.npy`` (Rule F, reference/tolerance.py;
+  the special tier adds the flushed-subnormal alternative ``*_ftz.npy``);
+* ``actual_bits.npy`` and ``verdict.txt`` from the backend that made it;
+* ``kernel.cl`` or ``kernel.spv`` + launch facts from
+  ``OpenCLBackend.kernel_source(case)`` when the OpenCL backend provides it;
+* ``run_case.py``: needs only numpy (+ pyopencl to run on a device); reruns
+  the kernel on a chosen device, or checks a result file (``--actual``), and
+  prints the verdict with the first mismatches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["FAMILIES", "find_case", "write_bundle", "main"]
+
+# family -> (cases function, runner, pytest test name).  Other families add a line.
+FAMILIES: dict[str, tuple[str, str, str]] = {
+    "intel_mma": (
+        "cts.families.intel:intel_mma_cases",
+        "cts.families.intel_run:run_intel_mma",
+        "test_intel_mma",
+    ),
+    "intel_split_mma": (
+        "cts.families.intel:intel_split_cases",
+        "cts.families.intel_run:run_intel_mma",
+        "test_intel_split_mma",
+    ),
+    "intel_tf32_convert": (
+        "cts.families.intel:tf32_convert_cases",
+        "cts.families.intel_run:run_tf32_convert",
+        "test_intel_tf32_convert",
+    ),
+}
+
+
+def _load(ref: str):
+    mod, name = ref.split(":")
+    return getattr(importlib.import_module(mod), name)
+
+
+def find_case(text: str):
+    """A case from a node id, ``test_x[ID]``, ``family[ID]`` or a bare id
+    (unique across families).  Returns (family, case, runner)."""
+    name = text.split("::")[-1]
+    head, _, rest = name.partition("[")
+    cid = rest[:-1] if rest.endswith("]") else name
+    fams = [f for f, (_, _, test) in FAMILIES.items() if rest and head in (f, test) or not rest]
+    from reference.data import TIERS
+
+    hits = []
+    for fam in fams:
+        cases_ref, runner_ref, _ = FAMILIES[fam]
+        for c in _load(cases_ref)(TIERS):
+            if c.id == cid and c.family == fam:
+                hits.append((fam, c, _load(runner_ref)))
+    if not hits:
+        known = ", ".join(FAMILIES)
+        raise ValueError(f"no case {text!r} (families with repro support: {known}; ids as in pytest)")
+    if len(hits) > 1:
+        raise ValueError(f"case id {cid!r} exists in {', '.join(h[0] for h in hits)}: write family[{cid}]")
+    return hits[0]
+
+
+def _acceptance(case, result, profile) -> dict[str, np.ndarray]:
+    """Expected values and bounds the standalone script applies (the same
+    rules as cts/families/intel_run.py, precomputed from reference/)."""
+    from reference.dtypes import etype
+    from reference.mma import mma_float
+    from reference.tolerance import mma_float_bound
+
+    out = {"expected_bits": np.asarray(result.expected)}
+    rule = result.verdict.rule
+    if rule not in ("E", "R", "F") or "A" not in result.inputs:
+        return out
+    A, B, C = result.inputs["A"], result.inputs["B"], result.inputs["C"]
+    acc = etype(case.acc)
+    ref = mma_float(A, B, C)
+    if rule in ("E", "R"):
+        out["expected_value"] = acc.round(ref.value)
+        out["bound"] = np.zeros_like(ref.value)
+        return out
+    out["expected_value"] = ref.value
+    out["bound"] = mma_float_bound(ref.abs_sum, ref.value, case.k, case.acc, case.acc, profile)
+    if case.tier == "special":
+
+        def ftz(x, t):
+            return np.where(np.abs(x) < t.tiny, np.copysign(0.0, x), x)
+
+        rf = mma_float(ftz(A, etype(case.a)), ftz(B, etype(case.b)), ftz(C, acc))
+        out["expected_value_ftz"] = rf.value
+        out["bound_ftz"] = mma_float_bound(rf.abs_sum, rf.value, case.k, case.acc, case.acc, profile)
+    return out
+
+
+def _kernel(backend, case, out: Path) -> dict | None:
+    """Kernel text/IL and launch facts from the backend, when it has them."""
+    fn = getattr(backend, "kernel_source", None)
+    if not callable(fn):
+        return None
+    ks = fn(case)
+    if ks is None:
+        return None
+    ks = dict(ks) if isinstance(ks, dict) else dict(vars(ks)) if hasattr(ks, "__dict__") else {"source": ks}
+    info = {}
+    for key, val in ks.items():
+        if isinstance(val, bytes):
+            (out / "kernel.spv").write_bytes(val)
+            info["il_file"] = "kernel.spv"
+        elif key in ("source", "text", "src") and isinstance(val, str):
+            (out / "kernel.cl").write_text(val, encoding="utf-8")
+            info["source_file"] = "kernel.cl"
+        else:
+            info[key] = val if isinstance(val, (str, int, float, list, dict, type(None))) else repr(val)
+    return info
+
+
+def write_bundle(
+    case_text: str,
+    out: str | Path,
+    seed: int = 1,
+    subgroups: int = 32,
+    backend_name: str = "emulator",
+    device: str | None = None,
+    profile_name: str = "default",
+) -> Path:
+    """Write the bundle of one case into ``out``; returns the folder."""
+    from reference.tolerance import PROFILES
+
+    from .backends import make_backend
+
+    fam, case, runner = find_case(case_text)
+    if profile_name not in PROFILES:
+        raise ValueError(f"unknown tolerance profile {profile_name!r}; known: {', '.join(PROFILES)}")
+    profile = PROFILES[profile_name]
+    backend = make_backend(backend_name, device=device, emulator_faults=())
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        kw = {}
+        if "subgroups" in runner.__code__.co_varnames:
+            kw["subgroups"] = subgroups
+        if "profile" in runner.__code__.co_varnames:
+            kw["profile"] = profile
+        result = runner(case, backend, seed, **kw)
+        kernel = _kernel(backend, case, out)
+        dev = backend.describe().as_dict()
+    finally:
+        backend.close()
+    for k, v in result.inputs.items():
+        np.save(out / f"{k}.npy", np.asarray(v))
+    arrays = _acceptance(case, result, profile)
+    for k, v in arrays.items():
+        np.save(out / f"{k}.npy", v)
+    np.save(out / "actual_bits.npy", np.asarray(result.actual))
+    v = result.verdict
+    meta = {
+        "family": fam,
+        "case_id": case.id,
+        "case": {k: getattr(case, k) for k in (f.name for f in dataclasses.fields(case))},
+        "spec_row": getattr(case, "spec_row", ""),
+        "builtin": getattr(case, "builtin", ""),
+        "seed": seed,
+        "subgroups": subgroups,
+        "profile": profile_name,
+        "rule": v.rule,
+        "acc": getattr(case, "acc", "f32"),
+        "made_on": dev,
+        "verdict_on_made_on": v.summary(),
+        "kernel": kernel,
+        "inputs": sorted(f"{k}.npy" for k in result.inputs),
+        "rerun": f"pytest 'cases/test_{fam}.py::{FAMILIES[fam][2]}[{case.id}]' --seed {seed}",
+    }
+    (out / "case.json").write_text(json.dumps(meta, indent=2, default=str), encoding="utf-8")
+    lines = [f"{fam}[{case.id}] on {dev.get('name')}: {v.summary()}"] + [
+        "  " + m.line() for m in v.mismatches
+    ]
+    (out / "verdict.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    shutil.copyfile(Path(__file__).with_name("repro_runner.py"), out / "run_case.py")
+    return out
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m cts repro",
+        description="write a standalone bundle (inputs .npy, expected result, kernel, run_case.py) for one case",
+    )
+    ap.add_argument("case", metavar="CASE_ID", help="node id, test_x[ID], family[ID] or a bare case id")
+    ap.add_argument("--out", required=True, metavar="DIR")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--subgroups", type=int, default=32)
+    ap.add_argument(
+        "--backend", default="emulator", help="backend that makes the bundle (kernel, actual result)"
+    )
+    ap.add_argument("--device", default=None)
+    ap.add_argument("--tolerance-profile", default="default")
+    a = ap.parse_args(argv)
+    from .backends import BackendError
+
+    try:
+        d = write_bundle(a.case, a.out, a.seed, a.subgroups, a.backend, a.device, a.tolerance_profile)
+    except BackendError as e:
+        raise ValueError(str(e)) from None
+    print(f"bundle: {d}")
+    print((d / "verdict.txt").read_text(encoding="utf-8").rstrip())
+    print(f"rerun alone: python {d / 'run_case.py'} --help")
+    return 0
