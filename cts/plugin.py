@@ -387,9 +387,10 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     }
     item.stash[ROW] = row
     # JUnit XML (--junitxml) carries these as <property> of the test case
+    # (junitxml reads the item's properties from the teardown report)
     for key in ("family", "case_id", "outcome", "max_ratio", "seed", "device"):
         if row.get(key) not in (None, ""):
-            report.user_properties.append((f"cts_{key}", str(row[key])))
+            item.user_properties.append((f"cts_{key}", str(row[key])))
     j = _journal(item.config)
     if j is not None:
         j.append(row)
