@@ -314,6 +314,14 @@ def html_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
     bad = sum(tot.get(k, 0) for k in (*BAD_OUTCOMES, "xpassed"))
     parts.append(f"<h2>Failures, crashes, timeouts, unexpected passes ({bad})</h2>")
     parts.append("<p>Click a column header to sort.</p>" + _failures(rows))
+    xf = [r for r in rows if r.get("outcome") == "xfailed"]
+    if xf:
+        parts.append(f"<h2>Expected failures ({len(xf)}, from expectations files)</h2>")
+        parts.append(
+            '<table class="sortable"><thead><tr><th>case</th><th>entry</th></tr></thead><tbody>'
+            + "".join(f"<tr><td>{e(r.get('nodeid'))}</td><td>{e(r.get('reason'))}</td></tr>" for r in xf)
+            + "</tbody></table>"
+        )
     parts.append("<h2>Coverage: spec row &rarr; cases</h2>" + _coverage(rows))
     parts.append(f"<script>{SORT_JS}</script></body></html>")
     return "\n".join(p for p in parts if p)

@@ -135,6 +135,14 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
         out.append("")
     if len(bad) > 200:
         out.append(f"... {len(bad) - 200} more failures in the journal")
+    xf = [r for r in rows if r.get("outcome") == "xfailed"]
+    if xf:
+        out += ["", f"## Expected failures ({len(xf)}, from expectations files)", ""]
+        out.append(
+            tabulate(
+                [[r.get("nodeid"), r.get("reason")] for r in xf], headers=["case", "entry"], tablefmt="github"
+            )
+        )
     return "\n".join(out) + "\n"
 
 

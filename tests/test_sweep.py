@@ -1,0 +1,189 @@
+"""Sweeps: --shard K/N, --resume, --expectations, JUnit, `python -m cts report`
+(issue 4, items 1-5).  End-to-end through pytest in subprocesses on a small
+case selection of the emulator, so each run takes a second or two."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from cts.shard import parse_shard, shard_of
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = "cases/test_intel_mma.py"
+SMALL = "sg8 and (i8_i8 or u8_u8)"  # 56 cases: base + split; i8_as_u8 fails the i8 ones
+
+
+def run_cts(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """pytest on the conformance cases in a fresh process (no xdist/pytest
+    variables of the outer run leak in)."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CTS_"))}
+    e.update(env or {})
+    cmd = [sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider"]
+    return subprocess.run(cmd, cwd=ROOT, env=e, capture_output=True, text=True, timeout=timeout)
+
+
+def results(path: Path) -> dict[str, str]:
+    """nodeid -> outcome from a results.csv."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        return {r["nodeid"]: r["outcome"] for r in csv.DictReader(fh)}
+
+
+def cts_report(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "cts", "report", *args], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+
+
+# ------------------------------------------------------------------ shard
+def test_parse_shard_accepts_k_of_n_and_rejects_the_rest():
+    assert parse_shard("1/1") == (1, 1)
+    assert parse_shard("3/4") == (3, 4)
+    for bad in ("0/2", "3/2", "1", "a/b", "1/0", "-1/2", ""):
+        with pytest.raises(ValueError, match="--shard"):
+            parse_shard(bad)
+
+
+def test_shard_of_is_stable_and_covers_every_slice():
+    ids = [f"cases/x.py::test_x[case{i}]" for i in range(400)]
+    slices = [shard_of(i, 4) for i in ids]
+    assert slices == [shard_of(i, 4) for i in ids]  # no salted hash
+    counts = [slices.count(k) for k in (1, 2, 3, 4)]
+    assert min(counts) > 60, counts  # roughly balanced
+    assert shard_of("cases/x.py::test_x[case0]", 1) == 1
+
+
+@pytest.fixture(scope="module")
+def unsharded(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """The reference run: -n 2, with a fault so outcomes include failures."""
+    d = tmp_path_factory.mktemp("plain")
+    p = run_cts(CASES, "-q", "-n", "2", "-k", SMALL, "--emulator-fault", "i8_as_u8", "--report-dir", str(d))
+    assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]
+    res = results(d / "results.csv")
+    assert len(res) == 56 and {"passed", "failed"} <= set(res.values())
+    return d, res
+
+
+def test_shards_merge_to_the_unsharded_run(unsharded, tmp_path):
+    _, plain = unsharded
+    junit = tmp_path / "junit.xml"
+    shard_sets = []
+    for k in (1, 2):  # both shards into one report folder, as CI jobs sharing a volume would
+        p = run_cts(
+            CASES, "-q", "-k", SMALL, "--emulator-fault", "i8_as_u8", "--shard", f"{k}/2",
+            "--report-dir", str(tmp_path / "r"), "--junitxml", str(junit),
+        )  # fmt: skip
+        assert p.returncode in (0, 1), p.stderr[-2000:]
+        shard_sets.append({r.attrib["name"] for r in ET.parse(junit).getroot().iter("testcase")})
+    assert shard_sets[0] and shard_sets[1] and not shard_sets[0] & shard_sets[1]
+    assert len(shard_sets[0]) + len(shard_sets[1]) == 56
+    assert results(tmp_path / "r" / "results.csv") == plain  # same case set, same outcomes
+    # and merged again by the CLI from the journal folder alone
+    p = cts_report(str(tmp_path / "r" / "journal"), "--out", str(tmp_path / "m"))
+    assert p.returncode == 0, p.stderr
+    assert results(tmp_path / "m" / "results.csv") == plain
+    assert "2 sessions merged" in (tmp_path / "m" / "report.md").read_text()
+
+
+def test_junit_xml_carries_case_properties(tmp_path):
+    junit = tmp_path / "j.xml"
+    p = run_cts(CASES, "-q", "-k", "sg8 and i8_i8 and M1 and exact", "--no-report", "--junitxml", str(junit))
+    assert p.returncode == 0, p.stdout[-2000:]
+    tc = next(ET.parse(junit).getroot().iter("testcase"))
+    props = {x.attrib["name"]: x.attrib["value"] for x in tc.iter("property")}
+    assert props["cts_family"] == "intel_mma" and props["cts_outcome"] == "passed"
+    assert props["cts_case_id"] == "sg8-i8_i8-k32-M1-acc_i32-exact"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--shard", "3/2"], "--shard K/N needs 1 <= K <= N"),
+        (["--shard", "x"], "--shard expects K/N"),
+        (["--resume", "/nonexistent/journal"], "--resume: journal not found"),
+        (["--expectations", "/nonexistent/exp.txt"], "cannot read expectations file"),
+    ],
+)
+def test_bad_sweep_options_give_one_line_errors(args, message):
+    p = run_cts(CASES, "-q", "--no-report", *args)
+    assert p.returncode == 4  # pytest usage error
+    err = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert len(err) == 1 and message in err[0], p.stderr
+
+
+# ----------------------------------------------------------------- resume
+def test_resume_runs_only_what_is_missing(unsharded, tmp_path):
+    _, plain = unsharded
+    d = tmp_path / "r"
+    common = [CASES, "-q", "--emulator-fault", "i8_as_u8", "--report-dir", str(d)]
+    p = run_cts(*common, "-k", "sg8 and i8_i8 and M1")  # the "interrupted" first part
+    first = results(d / "results.csv")
+    assert p.returncode in (0, 1) and 0 < len(first) < 56
+    p = run_cts(*common, "-k", SMALL, "--resume", str(d / "journal"))
+    assert p.returncode in (0, 1), p.stderr[-2000:]
+    assert f"{len(first)} deselected" in p.stdout
+    assert results(d / "results.csv") == plain
+    starts = [
+        ln for f in (d / "journal").glob("*.jsonl") for ln in f.read_text().splitlines() if '"start"' in ln
+    ]
+    assert len(starts) == 56  # no case ran twice
+    assert f"--resume: {len(first)} cases already recorded" in (d / "report.md").read_text()
+
+
+# ----------------------------------------------------------- expectations
+def test_expectations_xfail_xpass_skip_and_stale_entries(tmp_path):
+    exp = tmp_path / "exp.txt"
+    exp.write_text(
+        "# known failures of the i8_as_u8 emulator\n"
+        "test_intel_mma[sg8-i8_i8-k32-M*-acc_i32-random]  fail  https://tracker.example/issue/1\n"
+        "intel_mma[sg8-u8_u8-k32-M1-acc_i32-exact]        fail  wrongly listed: passes\n"
+        "intel_split_mma[*]                                skip  split pairing not wired on this driver\n"
+        "test_intel_mma[sg32-*]                            fail  https://tracker.example/issue/2\n",
+        encoding="utf-8",
+    )
+    d = tmp_path / "r"
+    p = run_cts(
+        CASES,
+        "-q",
+        "-k",
+        SMALL,
+        "--emulator-fault",
+        "i8_as_u8",
+        "--expectations",
+        str(exp),
+        "--report-dir",
+        str(d),
+    )
+    res = results(d / "results.csv")
+    rid = "cases/test_intel_mma.py::test_intel_mma[sg8-i8_i8-k32-{}-acc_i32-{}]"
+    assert {res[rid.format(m, "random")] for m in ("M1", "M2", "M4", "M8")} == {"xfailed"}
+    assert res[rid.replace("i8_i8", "u8_u8").format("M1", "exact")] == "xpassed"
+    assert {o for n, o in res.items() if "split" in n} == {"skipped"}
+    # cases failing without an entry still fail the run
+    assert "failed" in res.values() and p.returncode == 1
+    md = (d / "report.md").read_text()
+    assert "remove the entry" in md and "https://tracker.example/issue/1" in md
+    assert "'test_intel_mma[sg32-*]'" in md and "matches no case" in md  # stale entry kept in the report
+    assert "matches no case" in p.stdout  # and warned by pytest
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("test_x[a]  fail", "needs a tracker URL or a reason"),
+        ("test_x[a]  flaky  https://t/1", "outcome must be one of fail, skip"),
+        ("test_x[a]", "expected 'PATTERN OUTCOME"),
+    ],
+)
+def test_malformed_expectations_are_one_line_usage_errors(tmp_path, line, message):
+    exp = tmp_path / "e.txt"
+    exp.write_text(line + "\n", encoding="utf-8")
+    p = run_cts(CASES, "-q", "--no-report", "--expectations", str(exp))
+    err = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert p.returncode == 4 and len(err) == 1 and message in err[0] and f"{exp}:1" in err[0], p.stderr
