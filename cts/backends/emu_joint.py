@@ -1,0 +1,250 @@
+"""Emulator mixin for SYCL ``joint_matrix`` (spec-digest 5).
+
+Written from the extension text, independently of ``reference.joint``: the
+reference packs and unpacks whole matrices (reshape / transpose); this mixin
+computes, for every logical element (r, c), the memory-matrix coordinate it
+lives at and gathers / scatters through flat addresses, as a device's
+address generator would:
+
+* row_major  (r, c)        -> (r, c)
+* col_major  (r, c)        -> (c, r)
+* packed     (r, c)        -> (r // f, c*f + r % f)     (ext_intel_packed, packed_b)
+* packed_a   (r, c)        -> (c // f, r*f + c % f)     (old API, column-major A)
+  with address = row * stride + col and f = 4 (8-bit), 2 (16-bit), 1 otherwise.
+
+Reads outside a tile's buffer return 0 and writes outside it are dropped
+(this only happens under faults).  Arithmetic: integers exact then wrapped
+to 32 bits; floats summed in float64 and rounded once to the D type.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+__all__ = ["JointEmulation", "JOINT_FAULTS"]
+
+JOINT_FAULTS: dict[str, str] = {
+    "joint_packed_as_row": "ext_intel_packed / packed_b memory read and written as row-major",
+    "joint_stride_ignored": "the stride argument ignored (the minimum stride used)",
+    "joint_col_major_transposed_twice": "col_major transposed twice (treated as row-major)",
+    "joint_vnni_factor_wrong": "VNNI factor 2 used for 8-bit elements",
+    "joint_checked_no_zero_fill": "checked load / fill do not zero out-of-bounds elements",
+    "joint_checked_store_not_dropped": "checked store writes out-of-bounds elements",
+    "joint_apply_coords_swapped": "apply passes (col, row) instead of (row, col)",
+    "joint_apply_packed_coords": "apply on a packed matrix passes packed (post-VNNI) coordinates",
+    "joint_store_overwrites_gaps": "store writes zeros into the padding between rows",
+    "joint_d_as_c_type": "mad stores D encoded as the C type",
+    "joint_copy_reinterprets": "copy reinterprets bits instead of converting values",
+    "joint_packed_a_as_packed_b": "old API packed_a addressed like packed_b",
+}
+
+_BITS = {"i8": 8, "u8": 8, "i16": 16, "i32": 32, "f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64}
+_FLOAT = {
+    "f16": (np.float16, np.uint16),
+    "bf16": (ml_dtypes.bfloat16, np.uint16),
+    "f32": (np.float32, np.uint32),
+}
+
+
+def _tf32_rne(bits32: np.ndarray) -> np.ndarray:
+    u = bits32.astype(np.uint64) & np.uint64(0xFFFFFFFF)
+    special = (u & np.uint64(0x7F800000)) == np.uint64(0x7F800000)
+    r = (u + np.uint64(0xFFF) + ((u >> np.uint64(13)) & np.uint64(1))) & np.uint64(0xFFFFE000)
+    return np.where(special, u, r)
+
+
+class JointEmulation:
+    """``run_joint_matrix``: one entry point, the case's ``op`` selects the
+    group functions executed per tile (all tiles of a case in one call)."""
+
+    FAULTS = JOINT_FAULTS
+
+    # --- element values --------------------------------------------------
+    @staticmethod
+    def _dec(bits: np.ndarray, t: str) -> np.ndarray:
+        b = np.asarray(bits).astype(np.uint64)
+        if t in ("i8", "i16", "i32", "u8"):
+            w = _BITS[t]
+            v = (b & np.uint64((1 << w) - 1)).astype(np.int64)
+            return v if t == "u8" else np.where(v >= 1 << (w - 1), v - (1 << w), v)
+        if t == "f64":
+            return b.view(np.float64).copy()
+        if t == "tf32":
+            return _tf32_rne(b).astype(np.uint32).view(np.float32).astype(np.float64)
+        ft, ut = _FLOAT[t]
+        return (b & np.uint64(np.iinfo(ut).max)).astype(ut).view(ft).astype(np.float64)
+
+    @staticmethod
+    def _enc(vals: np.ndarray, t: str) -> np.ndarray:
+        v = np.asarray(vals)
+        if t in ("i8", "u8", "i16", "i32"):
+            return (v.astype(np.int64) & ((1 << _BITS[t]) - 1)).astype(np.uint64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            if t == "f64":
+                return v.astype(np.float64).view(np.uint64).copy()
+            if t == "tf32":
+                return _tf32_rne(v.astype(np.float32).view(np.uint32))
+            ft, ut = _FLOAT[t]
+            return v.astype(np.float64).astype(ft).view(ut).astype(np.uint64)
+
+    # --- addressing --------------------------------------------------------
+    def _vnni(self, t: str) -> int:
+        bits = _BITS[t] if t != "tf32" else 32
+        if bits == 8:
+            return 2 if "joint_vnni_factor_wrong" in self.faults else 4
+        return 2 if bits == 16 else 1
+
+    def _coords(self, layout: str, R: int, C: int, t: str):
+        """Memory-matrix (row, col) of every logical element, each (R, C)."""
+        f = self._vnni(t)
+        r = np.arange(R)[:, None] + np.zeros((1, C), dtype=np.int64)
+        c = np.arange(C)[None, :] + np.zeros((R, 1), dtype=np.int64)
+        faults = self.faults
+        if layout == "packed_a" and "joint_packed_a_as_packed_b" in faults:
+            layout = "packed"
+        if layout in ("packed", "packed_a") and "joint_packed_as_row" in faults:
+            layout = "row"
+        if layout == "col" and "joint_col_major_transposed_twice" in faults:
+            layout = "row"
+        if layout == "row":
+            return r, c
+        if layout == "col":
+            return c, r
+        if layout == "packed":
+            return r // f, c * f + r % f
+        if layout == "packed_a":
+            return c // f, r * f + c % f
+        raise ValueError(f"unknown layout {layout!r}")
+
+    def _stride(self, stride: int, layout: str, R: int, C: int, t: str) -> int:
+        if "joint_stride_ignored" not in self.faults:
+            return int(stride)
+        mr, mc = self._coords(layout, R, C, t)
+        return int(mc.max()) + 1
+
+    @staticmethod
+    def _gather(mem: np.ndarray, addr: np.ndarray) -> np.ndarray:
+        S, size = mem.shape
+        a = np.broadcast_to(addr, (S, *addr.shape[-2:])) if addr.ndim == 2 else addr
+        ok = (a >= 0) & (a < size)
+        out = mem[np.arange(S)[:, None, None], np.where(ok, a, 0)]
+        return np.where(ok, out, np.uint64(0)).astype(np.uint64)
+
+    @staticmethod
+    def _scatter(mem: np.ndarray, addr: np.ndarray, bits: np.ndarray, write: np.ndarray | None = None):
+        S, size = mem.shape
+        a = np.broadcast_to(addr, bits.shape)
+        ok = (a >= 0) & (a < size)
+        if write is not None:
+            ok &= write
+        s_idx = np.broadcast_to(np.arange(S)[:, None, None], bits.shape)
+        mem[s_idx[ok], a[ok]] = bits[ok]
+
+    def _load(self, mem, layout, R, C, t, stride) -> np.ndarray:
+        mr, mc = self._coords(layout, R, C, t)
+        st = self._stride(stride, layout, R, C, t)
+        return self._dec(self._gather(np.asarray(mem, dtype=np.uint64), mr * st + mc), t)
+
+    def _store(self, mem, vals, layout, t, stride) -> np.ndarray:
+        S, R, C = vals.shape
+        out = np.array(mem, dtype=np.uint64, copy=True)
+        mr, mc = self._coords(layout, R, C, t)
+        st = self._stride(stride, layout, R, C, t)
+        if "joint_store_overwrites_gaps" in self.faults:
+            width = int(mc.max()) + 1
+            for row in range(int(mr.max())):
+                out[:, row * st + width : (row + 1) * st] = 0
+        self._scatter(out, mr * st + mc, self._enc(vals, t))
+        return out
+
+    # --- operations ----------------------------------------------------------
+    def _apply(self, vals, layout, t, coords: bool):
+        S, R, C = vals.shape
+        if coords:
+            r, c = np.arange(R)[:, None], np.arange(C)[None, :]
+            if layout in ("packed", "packed_a") and "joint_apply_packed_coords" in self.faults:
+                r, c = self._coords(layout, R, C, t)
+            if "joint_apply_coords_swapped" in self.faults:
+                r, c = c, r
+            w = (r % 8) * 8 + (c % 8)
+        else:
+            w = 0
+        if t in ("i8", "u8", "i16", "i32"):
+            return self._dec(self._enc(2 * vals.astype(np.int64) + w, t), t)
+        return 2.0 * vals + w
+
+    def _convert(self, vals, ts, td):
+        if "joint_copy_reinterprets" in self.faults and ts != td:
+            return self._dec(self._enc(vals, ts), td)
+        return vals
+
+    def _mad(self, A, B, C, is_int):
+        if is_int:
+            return np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            return (A[:, :, :, None] * B[:, None, :, :]).sum(axis=2) + C
+
+    def _checked_mask(self, R, C, layout, t, height, width, cx, cy):
+        mr, mc = self._coords(layout, R, C, t)
+        gr = np.asarray(cx)[:, None, None] + mr[None]
+        gc = np.asarray(cy)[:, None, None] + mc[None]
+        ok = (gr < np.asarray(height)[:, None, None]) & (gc < np.asarray(width)[:, None, None])
+        return ok, gr, gc
+
+    def run_joint_matrix(self, case, **kw):
+        op, (li, lo) = case.op, case.layouts[:2]
+        if op == "mad":
+            a, b, c, d = case.types
+            la, lb, lc, ld = case.layouts
+            A = self._load(kw["a"], la, case.M, case.K, a, kw["sa"])
+            B = self._load(kw["b"], lb, case.K, case.N, b, kw["sb"])
+            Cv = self._load(kw["c"], lc, case.M, case.N, c, kw["sc"])
+            D = self._mad(A, B, Cv, a in ("i8", "u8"))
+            if a in ("i8", "u8"):
+                D = self._dec(self._enc(D, "i32"), "i32")
+            dt = c if "joint_d_as_c_type" in self.faults else d
+            return self._store(kw["d"], D, ld, dt, kw["sd"])
+        use = case.use
+        if op == "copy":
+            ts, td = case.types
+            us, ud = use.split(">")
+            R, C = case.dims(us)
+            vals = self._convert(self._load(kw["src"], li, R, C, ts, kw["s_src"]), ts, td)
+            return self._store(kw["dst"], vals, lo, td, kw["s_dst"])
+        (t,) = case.types
+        R, C = case.dims(use)
+        S = kw["dst"].shape[0]
+        if op == "ldst":
+            return self._store(kw["dst"], self._load(kw["src"], li, R, C, t, kw["s_src"]), lo, t, kw["s_dst"])
+        if op in ("apply", "apply_plain"):
+            vals = self._load(kw["src"], li, R, C, t, kw["s_src"])
+            return self._store(kw["dst"], self._apply(vals, li, t, op == "apply"), lo, t, kw["s_dst"])
+        if op == "fill":
+            v = self._dec(np.asarray(kw["value"], dtype=np.uint64), t)
+            return self._store(kw["dst"], np.broadcast_to(v[:, None, None], (S, R, C)), lo, t, kw["s_dst"])
+        h, w, cx, cy = kw["height"], kw["width"], kw["cx"], kw["cy"]
+        if op == "fill_checked":
+            ok, _, _ = self._checked_mask(R, C, "row", t, h, w, cx, cy)
+            if "joint_checked_no_zero_fill" in self.faults:
+                ok = np.ones_like(ok)
+            v = self._dec(np.asarray(kw["value"], dtype=np.uint64), t)
+            vals = np.where(ok, v[:, None, None], 0)
+            return self._store(kw["dst"], vals, lo, t, kw["s_dst"])
+        if op == "load_checked":
+            ok, gr, gc = self._checked_mask(R, C, li, t, h, w, cx, cy)
+            st = self._stride(kw["s_src"], li, R, C, t)
+            raw = self._gather(np.asarray(kw["src"], dtype=np.uint64), gr * st + gc)
+            if "joint_checked_no_zero_fill" not in self.faults:
+                raw = np.where(ok, raw, np.uint64(0))
+            return self._store(kw["dst"], self._dec(raw, t), lo, t, kw["s_dst"])
+        if op == "store_checked":
+            vals = self._load(kw["src"], li, R, C, t, kw["s_src"])
+            ok, gr, gc = self._checked_mask(R, C, lo, t, h, w, cx, cy)
+            if "joint_checked_store_not_dropped" in self.faults:
+                ok = np.ones_like(ok)
+            st = self._stride(kw["s_dst"], lo, R, C, t)
+            out = np.array(kw["dst"], dtype=np.uint64, copy=True)
+            self._scatter(out, gr * st + gc, self._enc(vals, t), ok)
+            return out
+        raise ValueError(f"unknown joint_matrix op {op!r}")

@@ -1,0 +1,302 @@
+"""Execution of one joint_matrix case: operands -> memory images -> backend
+-> memory -> verdict.
+
+A joint matrix is opaque (spec-digest 5.1: the element-to-work-item mapping
+is implementation-defined), so every check is on memory: the logical result
+read back through the reference layout model (``reference.joint``) and, for
+every store, the padding between rows, which a store must leave untouched.
+
+Strides: loads use the case's stride ("tight" = the minimum for the layout,
+"pad" = the next multiple of 16 above it, which also satisfies CUDA's
+multiple-of-8 / multiple-of-4 rule, spec-digest 5.3), stores use the other
+one, so a device that ignores the stride fails either way.
+
+Backend entry: ``run_joint_matrix(case, **buffers)``; every buffer is
+(tiles, size) uint64 of raw element bits (tf32 in its float container),
+strides and per-tile checked-op bounds are plain arguments.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reference import joint as J
+from reference.data import case_rng, mma_operands
+from reference.dtypes import ElemType, etype
+from reference.mma import mma_float, mma_int
+from reference.tolerance import PROFILES, Profile, float_close, gamma, mma_float_bound
+
+from ..check import Verdict, compare
+from .intel_run import RunResult
+
+__all__ = ["run_joint", "strides_for", "SUBGROUPS_PER_CASE"]
+
+SUBGROUPS_PER_CASE = 32
+
+
+def _pad(m: int) -> int:
+    return (m // 16 + 1) * 16
+
+
+def strides_for(case, R: int, C: int, t: str, layout: str) -> tuple[int, int]:
+    """(load stride, store stride) for a matrix R x C of type t in layout."""
+    m = J.min_stride(R, C, layout, case.factor(t))
+    return (m, _pad(m)) if case.stride == "tight" else (_pad(m), m)
+
+
+def _random_bits(rng, t: str, shape) -> np.ndarray:
+    """Random finite values of type t as memory bits (tf32: tf32-exact)."""
+    mt = J.mem_type(t)
+    if mt.bits == 64:
+        bits = rng.integers(0, 2**63, size=shape, dtype=np.uint64) | (
+            rng.integers(0, 2, size=shape, dtype=np.uint64) << np.uint64(63)
+        )
+    else:
+        bits = rng.integers(0, 1 << mt.bits, size=shape, dtype=np.uint64)
+    if mt.is_float:
+        with np.errstate(invalid="ignore"):
+            vals = mt.decode(bits)
+        bits = np.where(np.isfinite(vals), bits, mt.encode(np.full(shape, 1.5)))
+    if t == "tf32":
+        bits = bits & np.uint64(0xFFFFE000)
+    return bits.astype(np.uint64)
+
+
+def _image(rng, t, X_bits, layout, f, stride, extra: int = 8):
+    """A memory buffer holding X (S, R, C) with random canaries in the gaps."""
+    S, R, C = X_bits.shape
+    size = J.image_size(R, C, layout, f, stride) + extra
+    canary = _random_bits(rng, t, (S, size))
+    return J.store_image(canary, X_bits, layout, f, stride)
+
+
+def _mem_verdict(exp: np.ndarray, act: np.ndarray, t: ElemType, stride: int, ok=None) -> Verdict:
+    """Bit comparison of whole memory buffers; mismatches are named by the
+    memory matrix (row, col) = (offset // stride, offset % stride)."""
+    S, size = exp.shape
+    rows = -(-size // stride)
+    pad = rows * stride - size
+
+    def shape(x, fill):
+        return np.concatenate([x, np.full((S, pad), fill, dtype=x.dtype)], axis=1).reshape(S, rows, stride)
+
+    e, a = shape(exp.astype(np.uint64), 0), shape(np.asarray(act).astype(np.uint64), 0)
+    okm = (e == a) if ok is None else shape(ok, True)
+    return compare(
+        e, a, t, okm, "E", lambda s, r, c: (-1, -1), hint=lambda s, r, c: f"memory offset {r * stride + c}"
+    )
+
+
+def _gap_mask(S, R, C, layout, f, stride, size) -> np.ndarray:
+    ones = np.ones((S, R, C), dtype=np.uint64)
+    return J.store_image(np.zeros((S, size), dtype=np.uint64), ones, layout, f, stride) == 1
+
+
+# ------------------------------------------------------------------ mad
+def _acc_format(c: str, d: str) -> str:
+    """The weakest accumulation format a correct device may use: the
+    narrower of C and D (5.2 leaves the internal precision open)."""
+    if not etype(c).is_float:
+        return c
+    return c if etype(c).precision <= etype(d).precision else d
+
+
+def _run_mad(case, backend, rng, S, profile) -> RunResult:
+    a, b, c, d = case.types
+    la, lb, lc, ld = case.layouts
+    M, N, K = case.M, case.N, case.K
+    ts = {n: etype(n) for n in (a, b, c, d)}
+    acc = _acc_format(c, d)
+    A, B, C = mma_operands(case.tier, a, b, c, M, K, N, S, rng, acc_type=acc)
+    A, B, C = ts[a].round(A), ts[b].round(B), ts[c].round(C)
+    bufs = {}
+    st = {}
+    for key, X, t, lay, (R, Cc) in (
+        ("a", A, a, la, (M, K)),
+        ("b", B, b, lb, (K, N)),
+        ("c", C, c, lc, (M, N)),
+    ):
+        s_load, _ = strides_for(case, R, Cc, t, lay)
+        st["s" + key] = s_load
+        bufs[key] = _image(rng, t, ts[t].encode(X), lay, case.factor(t), s_load)
+    _, sd = strides_for(case, M, N, d, ld)
+    st["sd"] = sd
+    size_d = J.image_size(M, N, ld, 1, sd) + 8
+    canary = _random_bits(rng, d, (S, size_d))
+    out = np.asarray(backend.run(case, d=canary.copy(), **bufs, **st), dtype=np.uint64)
+    dt = ts[d]
+    D_bits = J.load_image(out, M, N, ld, 1, sd) & np.uint64(J.mem_type(d).mask)
+    inputs = {"A": A, "B": B, "C": C, **bufs, **st}
+
+    def where(s, r, col):
+        return -1, -1
+
+    if not ts[a].is_float:
+        exp_bits = dt.encode(mma_int(A, B, C, 32))
+        v = compare(exp_bits, D_bits, dt, exp_bits == D_bits, "I", where)
+    else:
+        ref = mma_float(A, B, C)
+        exp_bits = dt.encode(ref.value)
+        actual = dt.decode(D_bits)
+        if case.tier in ("exact", "onehot") or (case.tier == "rounding" and profile.rounding_tier_exact):
+            expected = dt.round(ref.value)
+            ok = float_close(expected, actual, np.zeros_like(expected))
+            rule = "R" if case.tier == "rounding" else "E"
+            err = np.abs(np.nan_to_num(actual - expected))
+            v = compare(exp_bits, D_bits, dt, ok, rule, where, error=err, bound=np.zeros_like(err))
+        else:
+            bound = mma_float_bound(ref.abs_sum, ref.value, K, acc, d, profile)
+            if a == "f64":  # products of f64 are rounded once more in the reference
+                bound = bound + gamma(K, 2.0**-53) * ref.abs_sum
+            ok = float_close(ref.value, actual, bound)
+            with np.errstate(invalid="ignore"):
+                fin = np.isfinite(ref.value) & np.isfinite(actual)
+                err = np.where(fin, np.abs(actual - ref.value), 0.0)
+            v = compare(exp_bits, D_bits, dt, ok, "F", where, error=err, bound=bound)
+    if v.passed:  # the store must leave the padding alone
+        gaps = ~_gap_mask(S, M, N, ld, 1, sd, size_d)
+        g = _mem_verdict(canary, out, J.mem_type(d), sd, ok=~gaps | (canary == out))
+        if not g.passed:
+            g.notes.append("D store changed memory outside the matrix (padding between rows)")
+            v = g
+    return RunResult(v, inputs, exp_bits, D_bits)
+
+
+# ------------------------------------------------- single-matrix operations
+def _fill_values(rng, t: str, S: int) -> np.ndarray:
+    """Per-tile fill values: type extremes, zeros, ones, infinities
+    (no NaN: payloads are not pinned; no subnormals: flushing is not ruled)."""
+    et = etype(t)
+    if not et.is_float:
+        pool = [et.min, et.max, 0, 1, et.max - 1, et.min + 1]
+        pool += list(rng.integers(et.min, et.max + 1, size=4))
+    else:
+        mx = et.max_finite if t != "tf32" else (2.0 - 2.0**-10) * 2.0**127
+        pool = [0.0, -0.0, 1.0, -1.5, mx, -mx, et.tiny, np.inf, -np.inf, 0.333]
+    vals = np.array([pool[i % len(pool)] for i in range(S)])
+    return J.mem_type(t).encode(et.round(vals) if et.is_float else vals)
+
+
+def _exact_values(rng, t: str, shape, lo: float = -4.0, hi: float = 4.0) -> np.ndarray:
+    """Values exact in every type of the family (multiples of 0.5, small)."""
+    et = etype(t)
+    if not et.is_float:
+        return rng.integers(et.min, et.max + 1, size=shape)
+    return rng.integers(int(lo * 2), int(hi * 2) + 1, size=shape) * 0.5
+
+
+def _checked_geometry(rng, case, S, rows, cols, f, layout):
+    """Per-tile Height, Width, coordX, coordY: bounds not multiples of the
+    tile, tiles inside, on the bottom edge, the right edge and the corner."""
+    H = 2 * rows + 3
+    W = 2 * cols + (2 * f if layout == "packed" else 5)
+    step = f if layout == "packed" else 1
+    height = np.full(S, H)
+    width = np.full(S, W)
+    kind = np.arange(S) % 4
+    cx = np.where(
+        kind % 2 == 0,
+        rng.integers(0, rows + 1, size=S),
+        H - rng.integers(1, rows, size=S) if rows > 1 else H - 1,
+    )
+    right = W - step * rng.integers(1, max(2, cols // step), size=S)
+    cy = np.where(kind < 2, step * rng.integers(0, (cols // step) + 1, size=S), right)
+    return height, width, cx.astype(np.int64), cy.astype(np.int64)
+
+
+def _run_single(case, backend, rng, S) -> RunResult:
+    op = case.op
+    li, lo = case.layouts
+    if op == "copy":
+        ts, td = case.types
+        us, ud = case.use.split(">")
+    else:
+        ts = td = case.types[0]
+        us = ud = case.use
+    R, C = case.dims(us)
+    fi, fo = case.factor(ts), case.factor(td)
+    et_s = etype(ts)
+    mt_d = J.mem_type(td)
+    s_in, _ = strides_for(case, R, C, ts, li)
+    _, s_out = strides_for(case, R, C, td, lo)
+    kw: dict = {}
+    if op in ("ldst", "load_checked", "store_checked"):
+        X = _random_bits(rng, ts, (S, R, C))
+        Xv = et_s.decode(X) if op != "ldst" else None
+    elif op in ("apply", "apply_plain", "copy"):
+        Xv = _exact_values(rng, ts, (S, R, C))
+        X = J.mem_type(ts).encode(Xv)
+    else:
+        X = None
+
+    if op in ("load_checked",):
+        rows, cols = J.layout_dims(R, C, li, fi)
+        h, w, cx, cy = _checked_geometry(rng, case, S, rows, cols, fi, li)
+        s_big = int(w[0]) + (16 if case.stride == "pad" else 0)
+        size_big = (int(h[0]) + rows) * s_big
+        big = _random_bits(rng, ts, (S, size_big))
+        s_in = s_big
+        kw.update(src=big, height=h, width=w, cx=cx, cy=cy)
+        exp_logical = J.checked_load(big, R, C, li, fi, s_big, h, w, cx, cy)
+        s_out = J.min_stride(R, C, lo, fo)
+    elif op == "store_checked":
+        s_in = J.min_stride(R, C, li, fi)
+        kw["src"] = _image(rng, ts, X, li, fi, s_in)
+    elif op in ("fill", "fill_checked"):
+        kw["value"] = _fill_values(rng, ts, S)
+    else:
+        kw["src"] = _image(rng, ts, X, li, fi, s_in)
+
+    if op == "store_checked":
+        rows, cols = J.layout_dims(R, C, lo, fo)
+        h, w, cx, cy = _checked_geometry(rng, case, S, rows, cols, fo, lo)
+        s_out = int(w[0]) + (16 if case.stride == "pad" else 0)
+        size_out = (int(h[0]) + rows) * s_out
+        kw.update(height=h, width=w, cx=cx, cy=cy)
+        canary = _random_bits(rng, td, (S, size_out))
+        expected = J.checked_store(canary, X, lo, fo, s_out, h, w, cx, cy)
+    else:
+        if op == "fill_checked":
+            h = np.full(S, 2 * R + 3)
+            w = np.full(S, 2 * C + 5)
+            _, _, cx, cy = _checked_geometry(rng, case, S, R, C, 1, "row")
+            kw.update(height=h, width=w, cx=cx, cy=cy)
+        size_out = J.image_size(R, C, lo, fo, s_out) + 8
+        canary = _random_bits(rng, td, (S, size_out))
+        if op == "ldst":
+            exp_x = X
+        elif op == "load_checked":
+            exp_x = exp_logical
+        elif op in ("apply", "apply_plain"):
+            exp_x = mt_d.encode(J.apply_expected(Xv, et_s, coords=op == "apply"))
+        elif op == "copy":
+            exp_x = mt_d.encode(Xv)
+        elif op == "fill":
+            exp_x = np.broadcast_to(kw["value"][:, None, None], (S, R, C))
+        else:  # fill_checked
+            mask = J.checked_fill_mask(R, C, h, w, cx, cy)
+            exp_x = np.where(mask, kw["value"][:, None, None], np.uint64(0))
+        expected = J.store_image(canary, np.asarray(exp_x, dtype=np.uint64), lo, fo, s_out)
+    kw.update(dst=canary.copy(), s_src=s_in, s_dst=s_out)
+    out = np.asarray(backend.run(case, **kw), dtype=np.uint64)
+    ok = None
+    if td == "tf32" and op in ("copy", "apply", "apply_plain", "fill"):
+        ok = (expected == out) | J.tf32_accepts(expected, out)
+    v = _mem_verdict(expected, out, mt_d, s_out, ok)
+    if not v.passed:
+        v.notes.append(
+            f"memory: {op} {us}{'>' + ud if op == 'copy' else ''} layout {li}->{lo}, "
+            f"load stride {s_in}, store stride {s_out}"
+        )
+    return RunResult(v, {**kw}, expected, out)
+
+
+def run_joint(
+    case, backend, seed: int, profile: Profile = PROFILES["default"], subgroups: int = SUBGROUPS_PER_CASE
+):
+    """Run one joint_matrix case on ``subgroups`` independent tiles."""
+    rng = case_rng(seed, f"{case.family}[{case.id}]")
+    S = max(2, subgroups)
+    if case.op == "mad":
+        return _run_mad(case, backend, rng, S, profile)
+    return _run_single(case, backend, rng, S)
