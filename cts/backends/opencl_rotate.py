@@ -1,0 +1,149 @@
+"""OpenCL mixin: subgroup rotate in OpenCL C (cl_khr_subgroup_rotate) and in
+SPIR-V (SPV_KHR_subgroup_rotate through clCreateProgramWithIL).
+
+Same interface as the emulator's ``run_subgroup_rotate``: values (G, L, W)
+raw bits and one delta per work-group in; results and the subgroup map each
+work-item reported out.  A case the device cannot run is skipped with a
+reason naming what is missing (extension, SPIR-V capability, subgroup size,
+element type).  Does not import ``opencl.py`` (that module imports this one).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from ..kernels import KernelSource
+from ..kernels.rotate_cl import HOST_DTYPE, rotate_cl_entry, rotate_cl_program
+from ..kernels.rotate_spv import SpvError, assemble_spv13, rotate_spv_entry, rotate_spv_module
+from .base import CaseError
+
+__all__ = ["RotateOpenCL", "REQUIRE_VECTORS_ENV"]
+
+# Vector and Boolean OpGroupNonUniformRotateKHR are legal SPIR-V but beyond
+# what the OpenCL environment's built-ins cover; they run on OpenCL devices
+# only when this is "1" (Intel's CPU runtime 2026.2 fails to link them:
+# "Symbols not found: _Z16sub_group_rotateDv2_ii").
+REQUIRE_VECTORS_ENV = "CTS_ROTATE_SPIRV_VECTORS"
+
+# SPIR-V capabilities an element type needs besides GroupNonUniformRotateKHR
+_SPV_TYPE_CAPS = {
+    "char": "Int8",
+    "uchar": "Int8",
+    "bool": "Int8",
+    "short": "Int16",
+    "ushort": "Int16",
+    "half": "Float16",
+    "double": "Float64",
+}
+
+
+def _launch(case) -> tuple[int, int]:
+    from ..families.rotate_run import launch_shape
+
+    G, L, _ = launch_shape(case)
+    return G, L
+
+
+class RotateOpenCL:
+    def unsupported_subgroup_rotate(self, case) -> str | None:
+        info = self.describe()
+        if case.api == "opencl_c":
+            if not self.has_extension("cl_khr_subgroup_rotate"):
+                return "device lacks cl_khr_subgroup_rotate"
+            if not self.has_extension("cl_intel_required_subgroup_size"):
+                return f"cannot require subgroup size {case.sg}: device lacks cl_intel_required_subgroup_size"
+        else:
+            il = str(info.extra.get("il_version", ""))
+            if "SPIR-V" not in il:
+                return "device takes no SPIR-V IL (CL_DEVICE_IL_VERSION empty)"
+            caps = set(info.extra.get("spirv_capabilities") or ())
+            spv_ext = set(info.extra.get("spirv_extensions") or ())
+            if caps and "GroupNonUniformRotateKHR" not in caps:
+                return "device lacks SPIR-V capability GroupNonUniformRotateKHR"
+            if (
+                not caps
+                and "SPV_KHR_subgroup_rotate" not in spv_ext
+                and not self.has_extension("cl_khr_subgroup_rotate")
+            ):
+                return "device reports neither SPV_KHR_subgroup_rotate nor cl_khr_subgroup_rotate"
+            need = _SPV_TYPE_CAPS.get(case.type)
+            if caps and need and need not in caps:
+                return f"device lacks SPIR-V capability {need} (element type {case.type})"
+            if (case.width > 1 or case.type == "bool") and os.environ.get(REQUIRE_VECTORS_ENV) != "1":
+                return (
+                    f"{case.tname}: SPV_KHR_subgroup_rotate allows vector and Boolean values, but the OpenCL "
+                    "environment defines the rotate built-ins for scalar non-Boolean gentypes only "
+                    f"(spec-digest 6.5); set {REQUIRE_VECTORS_ENV}=1 to require them"
+                )
+            if caps and "SubgroupDispatch" not in caps:
+                return (
+                    f"cannot require subgroup size {case.sg}: device lacks SPIR-V capability SubgroupDispatch"
+                )
+        for ext in case.requirements:
+            if not self.has_extension(ext):
+                return f"device lacks {ext} (element type {case.type})"
+        if info.subgroup_sizes and case.sg not in info.subgroup_sizes:
+            sizes = ", ".join(map(str, info.subgroup_sizes))
+            return f"device has subgroup sizes {sizes}, not {case.sg}"
+        if not info.subgroup_sizes:
+            return f"device reports no subgroup sizes (cannot require {case.sg})"
+        return None
+
+    def kernel_source_subgroup_rotate(self, case, subgroups: int = 0) -> KernelSource:
+        G, L = _launch(case)
+        dt = HOST_DTYPE[case.gentype.bits]
+        common = {
+            "global_size": (G * L,),
+            "local_size": (L,),
+            "args": ("in", "deltas", "out", "info", "sel"),
+            "arg_types": (dt, "int32", dt, "uint32", "int32"),
+        }
+        if case.api == "opencl_c":
+            return KernelSource(
+                entry=rotate_cl_entry(),
+                source=self.with_prelude(rotate_cl_program(case.type, case.sg)),
+                notes=(f"{G} work-groups of {L}; delta = deltas[group]; sel = [{case.cluster}]",),
+                **common,
+            )
+        # one module per (type, sg, width): scalars carry every cluster size,
+        # vectors the two the case space uses (plain and 2)
+        clusters = None if case.width == 1 else (0, 2)
+        text = rotate_spv_module(case.type, case.sg, (case.width,), clusters)
+        try:
+            il = assemble_spv13(text)
+        except SpvError as e:
+            raise CaseError(str(e)) from None
+        return KernelSource(
+            entry=rotate_spv_entry(case.width),
+            il=il,
+            notes=(
+                f"{G} work-groups of {L}; delta = deltas[WorkgroupId.x]; sel = [{case.cluster}]",
+                "assembly:\n" + text,
+            ),
+            **common,
+        )
+
+    def run_subgroup_rotate(self, case, values: np.ndarray, deltas: np.ndarray) -> dict:
+        ks = self.kernel_source_subgroup_rotate(case)
+        G, L, W = values.shape
+        dt = np.dtype(HOST_DTYPE[case.gentype.bits])
+        n = G * L
+        res = self.run_kernel(
+            ks,
+            {
+                "in": values.reshape(n * W).astype(dt),
+                "deltas": deltas.astype(np.int64).astype(np.int32),
+                "sel": np.array([case.cluster], dtype=np.int32),
+            },
+            {"out": (dt, n * W), "info": (np.uint32, 4 * n)},
+        )
+        info = res["info"].reshape(G, L, 4).astype(np.int64)
+        return {
+            "out": res["out"].astype(np.uint64).reshape(G, L, W),
+            "sg_id": info[..., 0],
+            "sg_lid": info[..., 1],
+            "sg_size": info[..., 2],
+            "sg_max": info[..., 3],
+        }
