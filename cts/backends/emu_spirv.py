@@ -46,6 +46,7 @@ _VALUE_OPS = {43, 44, 55, 61, 80, 81, 83, 113, 114, 115, 124}
 # bit index of each A-side meaning; the B-side bit is one higher
 _SIGNED, _INT8, _INT4, _TF32, _F16, _BF16 = 0, 4, 6, 8, 10, 12
 _C_BF16, _R_BF16 = 2, 3
+_PARSED: dict[bytes, dict] = {}  # module binary -> decoded instruction
 
 
 def parse_mma_instruction(binary: bytes) -> dict:
@@ -233,7 +234,10 @@ class SpirvEmulation:
     def run_spirv_intel_mma(self, case, a, b, c):
         """a (S, N, a_comps), b (S, N, b_comps), c (S, N, M) raw container bits
         -> Result registers (S, N, M)."""
-        info = parse_mma_instruction(self._spirv_module(case))
+        binary = self._spirv_module(case)
+        info = _PARSED.get(binary)
+        if info is None:
+            info = _PARSED.setdefault(binary, parse_mma_instruction(binary))
         lit = info["literal"]
         if info["N"] != a.shape[1]:
             raise CaseError(f"module wants subgroup size {info['N']}, launched with {a.shape[1]}")

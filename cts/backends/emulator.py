@@ -210,8 +210,9 @@ class IntelEmulation:
 from .emu_hostile import HostileEmulation  # noqa: E402  (crash/hang doubles; wraps run_intel_mma)
 
 from .emu_rotate import RotateEmulation  # noqa: E402
+from .emu_spirv import SpirvEmulation  # noqa: E402
 
-_MIXINS: tuple[type, ...] = (HostileEmulation, IntelEmulation, RotateEmulation)
+_MIXINS: tuple[type, ...] = (HostileEmulation, IntelEmulation, RotateEmulation, SpirvEmulation)
 
 
 def all_faults() -> dict[str, str]:

@@ -23,6 +23,9 @@ instruction takes from the subgroup (spec-digest 3.3).
 
 from __future__ import annotations
 
+from dataclasses import replace
+from functools import cache
+
 from ..families.spirv_intel import FLAG
 
 __all__ = ["module_text", "operand_names", "control_module_text", "ENTRY_POINT", "SPIRV_VERSION"]
@@ -218,7 +221,13 @@ def operand_names(literal: int) -> str:
 
 
 def module_text(case) -> str:
-    """The SPIR-V assembly of ``case`` (depends on ``case.module_key`` only)."""
+    """The SPIR-V assembly of ``case`` (depends on ``case.module_key`` only,
+    so the text is made once per module, not per tier)."""
+    return _module_text(replace(case, tier=""))
+
+
+@cache
+def _module_text(case) -> str:
     types = _operand_types(case)
     lines = (
         [f"; {case.spec_row}"]

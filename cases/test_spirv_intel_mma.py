@@ -1,0 +1,45 @@
+"""Conformance cases for SPV_INTEL_subgroup_matrix_multiply_accumulate
+(OpSubgroupMatrixMultiplyAccumulateINTEL, capability 6236).
+
+* ``test_spirv_intel_mma``: the 92 combinations the OpenCL SPIR-V
+  environment requires (spec-digest 3.5) x data tiers; ``--spirv-extended``
+  adds the other well-defined ones.  Ids carry N, K, the operand literal and
+  M, e.g. ``test_spirv_intel_mma[n16-k16-lit0x300c-M8-exact]``.
+* ``test_spirv_builtin_crosscheck``: where a backend has both the OpenCL C
+  built-in and the SPIR-V instruction, identical bits for identical inputs.
+* ``test_spirv_capability_rejected``: a device that does not report
+  capability 6236 must refuse a module declaring it with a build error.
+"""
+
+import pytest
+
+from cts.families.spirv_intel import required_rows
+from cts.families.spirv_run import (
+    crosscheck_cases,
+    run_builtin_crosscheck,
+    run_capability_rejection,
+    run_spirv_intel_mma,
+)
+from cts.spirv_plugin import spirv_cases
+
+
+@pytest.mark.cts_cases.with_args(spirv_cases)
+def test_spirv_intel_mma(case, cts):
+    """One operand-literal form (N, K, types, M) on one data tier."""
+    cts.check(case, run_spirv_intel_mma)
+
+
+@pytest.mark.cts_cases.with_args(crosscheck_cases)
+def test_spirv_builtin_crosscheck(case, cts):
+    """OpenCL C built-in and SPIR-V instruction: identical Result bits."""
+    cts.check(case, run_builtin_crosscheck)
+
+
+@pytest.mark.parametrize("n", sorted({r["sg"] for r in required_rows()}), ids=lambda n: f"n{n}")
+def test_spirv_capability_rejected(n, cts):
+    """Without capability 6236 a device must fail the build, not crash or
+    accept the module silently."""
+    outcome, msg = run_capability_rejection(cts.backend, n)
+    if outcome == "skip":
+        pytest.skip(msg)
+    assert outcome == "pass", msg
