@@ -151,3 +151,27 @@ def test_validator_really_checks():
         assemble(text, use_disk=False)
     assemble(control_module_text(c))  # the rejection test's control module is valid
     assemble(control_module_text(c, declare_capability=True))
+
+
+def test_plugin_option_ids_and_failure_message(tmp_path):
+    """End to end through pytest: --spirv-extended enumerates the extended
+    tier, and a failing case names the literal, the element, the lane and
+    the rerun command including --spirv-extended."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    node = "cases/test_spirv_intel_mma.py::test_spirv_intel_mma[n4-k32-lit0x33-M1-exact]"
+    cmd = [sys.executable, "-m", "pytest", node, "--spirv-extended", "--no-report", "-q", "-p", "no:xdist"]
+    r = subprocess.run(
+        cmd + ["--emulator-fault", "spirv_a_signed_ignored"], cwd=root, capture_output=True, text=True
+    )
+    assert r.returncode == 1, r.stdout[-2000:]
+    assert "operands 0x33 (i8 x i8 + i32 -> i32) [extended]" in r.stdout
+    assert "(invocation 1, component 0): expected" in r.stdout
+    assert "--emulator-fault spirv_a_signed_ignored --spirv-extended" in r.stdout
+    r = subprocess.run(
+        cmd[:3] + [node, "-q", "-p", "no:xdist", "--no-report"], cwd=root, capture_output=True, text=True
+    )
+    assert "not found" in r.stdout + r.stderr  # without the option the extended id does not exist
