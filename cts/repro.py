@@ -50,6 +50,11 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
         "cts.families.intel_run:run_tf32_convert",
         "test_intel_tf32_convert",
     ),
+    "spirv_intel_mma": (
+        "cts.families.spirv_intel:spirv_intel_all_cases",
+        "cts.families.spirv_run:run_spirv_intel_mma",
+        "test_spirv_intel_mma",
+    ),
 }
 
 

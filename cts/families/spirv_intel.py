@@ -32,6 +32,7 @@ __all__ = [
     "required_rows",
     "extended_rows",
     "spirv_intel_cases",
+    "spirv_intel_all_cases",
     "SPIRV_EXTENSION",
     "SPIRV_CAPABILITY",
     "M_VALUES",
@@ -198,6 +199,12 @@ class SpirvMmaCase:
     def result_container_bits(self) -> int:
         return etype(self.result).bits
 
+    @property
+    def acc(self) -> str:
+        """The accumulation / Result type (name shared with the Intel cases,
+        used by repro bundles)."""
+        return self.result
+
 
 # ---------------------------------------------------------------- the tables
 def required_rows() -> list[dict]:
@@ -283,6 +290,11 @@ def extended_rows() -> list[dict]:
 def _tiers_for(result: str, tiers: tuple[str, ...]) -> list[str]:
     """``rounding`` applies only to 16-bit float results (Rule R)."""
     return [t for t in tiers if t != "rounding" or result in ("f16", "bf16")]
+
+
+def spirv_intel_all_cases(tiers: tuple[str, ...]) -> list[SpirvMmaCase]:
+    """Required and extended cases (lookup by id, e.g. repro bundles)."""
+    return spirv_intel_cases(tiers, extended=True)
 
 
 def spirv_intel_cases(tiers: tuple[str, ...], extended: bool = False) -> list[SpirvMmaCase]:
