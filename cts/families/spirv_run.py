@@ -77,9 +77,10 @@ def run_spirv_intel_mma(
     def where(s, r, c):  # Result element (r, c) lives in invocation c, component r
         return c, r
 
+    hint = _onehot_hint(A, B, C, r_t.decode(D_bits)) if case.tier == "onehot" else None
     if not a_t.is_float:
         exp_bits = r_t.encode(mma_int(A, B, C, r_t.bits))
-        v = compare(exp_bits, D_bits, r_t, exp_bits == D_bits, "I", where)
+        v = compare(exp_bits, D_bits, r_t, exp_bits == D_bits, "I", where, hint=hint)
         return SpirvRunResult(v, ops, exp_bits, D_bits)
 
     ref = mma_float(A, B, C)
@@ -90,7 +91,7 @@ def run_spirv_intel_mma(
         ok = float_close(expected, actual, np.zeros_like(expected))
         err = np.abs(actual - expected)
         rule = "R" if case.tier == "rounding" else "E"
-        v = compare(exp_bits, D_bits, r_t, ok, rule, where, error=err, bound=np.zeros_like(err))
+        v = compare(exp_bits, D_bits, r_t, ok, rule, where, error=err, bound=np.zeros_like(err), hint=hint)
         return SpirvRunResult(v, ops, exp_bits, D_bits)
 
     bound = mma_float_bound(ref.abs_sum, ref.value, case.k, case.result, case.result, profile)
@@ -113,6 +114,38 @@ def run_spirv_intel_mma(
     v = compare(exp_bits, D_bits, r_t, ok, "F", where, error=err, bound=bound)
     v.notes.extend(notes)
     return SpirvRunResult(v, ops, exp_bits, D_bits)
+
+
+def _onehot_hint(A, B, C, D):
+    """One-hot tier: name the input element a wrong Result element used."""
+
+    def hint(s: int, r: int, c: int) -> str:
+        got = D[s, r, c] - C[s, r, c]
+        hot = np.flatnonzero(A[s, r])
+        if hot.size == 1:  # D[r, c] should be B[k, c] + C[r, c]
+            k = int(hot[0])
+            rows = [int(j) for j in np.flatnonzero(B[s, :, c] == got) if j != k]
+            if rows:
+                return f"A row {r} is one-hot at k={k}; Result matches B[{rows[0]},{c}] (A column/packing mix-up)"
+            cols = [int(j) for j in np.flatnonzero(B[s, k, :] == got) if j != c]
+            if cols:
+                return f"Result matches B[{k},{cols[0]}]: B column / invocation mix-up"
+        hot = np.flatnonzero(B[s, :, c])
+        if hot.size == 1:  # D[r, c] should be A[r, k] + C[r, c]
+            k = int(hot[0])
+            cols = [int(j) for j in np.flatnonzero(A[s, r, :] == got) if j != k]
+            if cols:
+                return (
+                    f"B column {c} is one-hot at k={k}; Result matches A[{r},{cols[0]}] (B row/VNNI mix-up)"
+                )
+            rows = [int(j) for j in np.flatnonzero(A[s, :, k] == got) if j != r]
+            if rows:
+                return f"Result matches A[{rows[0]},{k}]: A row / component mix-up"
+        if got == 0 and D[s, r, c] == C[s, r, c]:
+            return "Result equals C: the product was lost"
+        return ""
+
+    return hint
 
 
 # ------------------------------------------------------------ cross-check
