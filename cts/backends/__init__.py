@@ -10,6 +10,7 @@ __all__ = ["BACKENDS", "make_backend", "Backend", "BackendError", "CaseError", "
 
 BACKENDS = {
     "emulator": "cts.backends.emulator:EmulatorBackend",
+    "opencl": "cts.backends.opencl:OpenCLBackend",
 }
 
 

@@ -1,0 +1,128 @@
+"""pytest options of the OpenCL backend (registered through ROOM_PLUGINS).
+
+* ``--opencl-prelude FILE|builtin``: OpenCL C prepended to every kernel, for
+  testing a layered implementation of the built-ins on a device without them;
+  ``builtin`` is the shipped ``cts/kernels/intel_mma_prelude.cl``.  The
+  extensions a prelude declares (``//! cts-provides: ...``) count as present.
+* ``--assume-extension NAME`` (repeatable): treat NAME as present.
+* ``--opencl-cache-dir DIR|off``: on-disk program cache (default
+  ``$XDG_CACHE_HOME/subgroup-matrix-cts/opencl-programs``).
+
+With ``--backend opencl`` and a report dir, each process writes its build/run
+statistics to ``<report-dir>/opencl-stats/<worker>.json`` (scripts/bench.py
+reads them for the build vs run split).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+
+def _registered(parser: pytest.Parser, name: str) -> bool:
+    """Whether another room's plugin already declared option ``name`` (the
+    cooperative-matrix room declares ``--assume-extension`` as a flag; then
+    that flag means "every extension a case needs" here too)."""
+    groups = [*getattr(parser, "_groups", ()), getattr(parser, "_anonymous", None)]
+    return any(name in opt.names() for g in groups if g is not None for opt in g.options)
+
+
+def assumed_extensions(config: pytest.Config) -> tuple[str, ...]:
+    """``--assume-extension`` values as names; ``*`` = every extension."""
+    v = getattr(config.option, "assume_extension", None)
+    if v is True:
+        return ("*",)
+    if not v:
+        return ()
+    return tuple(v)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("cts")
+    g.addoption(
+        "--opencl-prelude",
+        default=None,
+        metavar="FILE|builtin",
+        help="OpenCL C prepended to every OpenCL kernel (a layered implementation of the "
+        "built-ins); 'builtin' = the shipped prelude implementing the three Intel "
+        "subgroup-MMA extensions with subgroup broadcasts",
+    )
+    if not _registered(parser, "--assume-extension"):
+        g.addoption(
+            "--assume-extension",
+            action="append",
+            nargs="?",
+            const="*",
+            default=[],
+            metavar="NAME",
+            help="treat OpenCL extension NAME as supported by the device (repeatable); "
+            "without NAME: every extension a case needs",
+        )
+    g.addoption(
+        "--opencl-cache-dir",
+        default=None,
+        metavar="DIR|off",
+        help="on-disk cache of built OpenCL programs (default ~/.cache/subgroup-matrix-cts/opencl-programs)",
+    )
+
+
+def _given(config: pytest.Config) -> bool:
+    o = config.option
+    return bool(o.opencl_prelude or o.opencl_cache_dir)
+
+
+def cts_backend_options(config: pytest.Config) -> dict:
+    o = config.option
+    if _given(config) and o.backend != "opencl":
+        raise pytest.UsageError(
+            "--opencl-prelude / --assume-extension / --opencl-cache-dir need --backend opencl"
+        )
+    if o.backend != "opencl":
+        return {}
+    return {
+        "opencl_prelude": o.opencl_prelude,
+        "opencl_assume_extensions": assumed_extensions(config),
+        "opencl_cache_dir": o.opencl_cache_dir,
+    }
+
+
+def cts_rerun_args(config: pytest.Config) -> list[str]:
+    o = config.option
+    if o.backend != "opencl":
+        return []
+    out: list[str] = []
+    if o.opencl_prelude:
+        out += ["--opencl-prelude", o.opencl_prelude]
+    if isinstance(o.assume_extension, list):  # a flag form is re-added by its owner
+        for e in o.assume_extension:
+            out += ["--assume-extension"] if e == "*" else ["--assume-extension", e]
+    return out
+
+
+def _stats_dir(config: pytest.Config) -> Path:
+    return Path(config.option.report_dir) / "opencl-stats"
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    if getattr(config.option, "backend", None) != "opencl" or config.option.no_report:
+        return
+    if not hasattr(config, "workerinput"):
+        for f in _stats_dir(config).glob("*.json"):
+            f.unlink(missing_ok=True)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    from .plugin import HARNESS
+
+    h = config.stash.get(HARNESS, None)
+    stats = getattr(getattr(h, "backend", None), "stats", None)
+    if stats is None or config.option.no_report or not stats.launches + stats.compiled + stats.disk_hits:
+        return
+    d = _stats_dir(config)
+    d.mkdir(parents=True, exist_ok=True)
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    (d / f"{worker}-{os.getpid()}.json").write_text(json.dumps(stats.as_dict()))
