@@ -137,7 +137,9 @@ class IntelOpenCL:
 __all__ = ["OpenCLBackend", "BuildStats", "default_cache_dir", "_OPENCL_MIXINS"]
 
 # Family mixins, one line each (their modules: cts/backends/opencl_<family>.py).
-_OPENCL_MIXINS: tuple[type, ...] = (IntelOpenCL,)
+from .opencl_spirv import SpirvOpenCL  # noqa: E402
+
+_OPENCL_MIXINS: tuple[type, ...] = (IntelOpenCL, SpirvOpenCL)
 
 SUBGROUPS_PER_CASE = 32
 
