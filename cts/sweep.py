@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .journal import read_journals
+from .journal import BAD_OUTCOMES, read_journals
 from .report import write_reports
 
 _CRASH_PLUGIN = "cts-crash-recorder"
@@ -79,3 +79,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
     if tr is not None:
         for p in paths:
             tr.write_line(f"cts report: {p}")
+    # a resumed sweep's exit status covers the whole sweep, not only this part
+    bad = sum(1 for r in cases if r.get("outcome") in BAD_OUTCOMES)
+    if getattr(config.option, "resume", None) and bad and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if tr is not None:
+            tr.write_line(f"cts: {bad} cases recorded as failed/crash/timeout earlier in this resumed sweep")

@@ -1,0 +1,105 @@
+"""Hostile drivers (issue 4, item 7): a backend double that kills its process
+or hangs inside a case (cts/backends/emu_hostile.py, intel_mma cases with
+M = 2).  The sweep goes on, that case is reported as crash or timeout, and
+every other result is kept."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cts.backends.base import CaseError
+from cts.backends.emulator import EmulatorBackend
+from cts.families.intel import intel_mma_cases
+from cts.families.intel_run import run_intel_mma
+from tests.test_sweep import CASES, results, run_cts
+
+PICK = "sg8 and i8_i8 and exact"  # 4 intel_mma cases (M1, M2, M4, M8) + 3 split cases
+M2 = "cases/test_intel_mma.py::test_intel_mma[sg8-i8_i8-k32-M2-acc_i32-exact]"
+ARMED = {"CTS_HOSTILE": "1"}
+
+
+def _others_passed(res: dict[str, str]) -> None:
+    assert len(res) == 7, res
+    assert {o for n, o in res.items() if n != M2} == {"passed"}
+
+
+def test_worker_crash_under_xdist_is_a_crash_row_and_the_sweep_goes_on(tmp_path):
+    p = run_cts(
+        CASES, "-q", "-n", "2", "-k", PICK, "--emulator-fault", "hostile_segv_M2", "--report-dir", str(tmp_path),
+        env=ARMED,
+    )  # fmt: skip
+    assert p.returncode == 1, p.stdout[-3000:]
+    assert "crashed while running" in p.stdout
+    res = results(tmp_path / "results.csv")
+    assert res[M2] == "crash"
+    _others_passed(res)
+    md = (tmp_path / "report.md").read_text()
+    assert "crash 1" in md and "crashed while running" in md
+    # the crash row carries the case fields of the dead worker's start marker
+    html = (tmp_path / "report.html").read_text()
+    assert "intel_sub_group_i8_i8_matrix_mad_k32(int2, int8, int2) sg8" in html
+
+
+def test_crash_without_xdist_keeps_earlier_rows_and_resume_continues(tmp_path):
+    common = [CASES, "-q", "-p", "no:randomly", "-k", PICK, "--report-dir", str(tmp_path)]
+    p = run_cts(*common, "--emulator-fault", "hostile_segv_M2", env=ARMED)
+    assert p.returncode < 0 or p.returncode > 128 or p.returncode == 1  # killed by SIGSEGV
+    from cts.journal import read_journals
+
+    rows = {r["nodeid"]: r["outcome"] for r in read_journals([tmp_path / "journal"])}
+    m1 = M2.replace("M2", "M1")
+    assert rows == {m1: "passed", M2: "crash"}  # the row before the crash is kept; the crash is inferred
+    p = run_cts(*common, "--resume", str(tmp_path / "journal"))
+    assert p.returncode == 1  # the recorded crash still counts
+    res = results(tmp_path / "results.csv")
+    assert res[M2] == "crash"
+    _others_passed(res)
+
+
+@pytest.mark.parametrize("method", ["signal", "thread"])
+def test_hang_becomes_timeout_and_the_sweep_goes_on(tmp_path, method):
+    """signal: pytest-timeout fails the case in the worker; thread: it kills
+    the worker, the controller journals the crash and the start marker's
+    timeout turns it into ``timeout``."""
+    p = run_cts(
+        CASES, "-q", "-n", "2", "-k", PICK, "--emulator-fault", "hostile_hang_M2", "--timeout", "2",
+        "--timeout-method", method, "--report-dir", str(tmp_path),
+        env=ARMED, timeout=90,
+    )  # fmt: skip
+    assert p.returncode == 1, p.stdout[-3000:]
+    res = results(tmp_path / "results.csv")
+    assert res[M2] == "timeout", res
+    _others_passed(res)
+
+
+def test_markup_in_a_build_log_is_escaped_in_the_html_report(tmp_path):
+    p = run_cts(
+        CASES, "-q", "-k", PICK, "--emulator-fault", "hostile_markup_log_M2", "--report-dir", str(tmp_path)
+    )
+    assert p.returncode == 1
+    page = (tmp_path / "report.html").read_text()
+    assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in page
+    assert "<script>alert" not in page and "<img" not in page and "<b>bold" not in page
+    assert page.count("<script>") == 1  # only the table-sorting script of the page itself
+    row = next(
+        json.loads(ln)
+        for f in (tmp_path / "journal").glob("*.jsonl")
+        for ln in f.read_text().splitlines()
+        if M2 in ln and '"outcome"' in ln
+    )
+    assert row["outcome"] == "failed" and "<script>" in row["error"]  # the journal keeps the raw log
+
+
+@pytest.mark.parametrize("fault", ["hostile_segv_M2", "hostile_hang_M2"])
+def test_unarmed_hostile_faults_fail_the_case_instead(monkeypatch, fault):
+    """In-process loops over all faults can never be killed or hung."""
+    monkeypatch.delenv("CTS_HOSTILE", raising=False)
+    case = next(
+        c for c in intel_mma_cases(("exact",)) if c.M == 2 and c.a == "i8" and c.b == "i8" and c.sg == 8
+    )
+    with pytest.raises(CaseError, match="not armed"):
+        run_intel_mma(case, EmulatorBackend((fault,)), 1, subgroups=2)
+    other = next(c for c in intel_mma_cases(("exact",)) if c.M == 4)
+    assert run_intel_mma(other, EmulatorBackend((fault,)), 1, subgroups=2).verdict.passed

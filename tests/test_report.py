@@ -1,0 +1,227 @@
+"""Journal merging, the markdown/HTML reports, `python -m cts report` and
+`python -m cts repro` (issue 4, items 1, 2, 6, 7)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cts.html import html_report, matrix_axes
+from cts.journal import Journal, read_journals
+from cts.report import markdown_report, write_reports
+from cts.repro import find_case, write_bundle
+
+ROOT = Path(__file__).resolve().parents[1]
+HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
+
+
+def row(nodeid: str, outcome: str = "passed", t: float = 1.0, **kw) -> dict:
+    cid = nodeid.split("[")[-1].rstrip("]")
+    return {"nodeid": nodeid, "family": "intel_mma", "case_id": cid, "outcome": outcome, "time": t, **kw}
+
+
+def test_malformed_journal_lines_are_skipped_with_a_warning(tmp_path):
+    f = tmp_path / "gw0-1.jsonl"
+    good = json.dumps(row("t::test_intel_mma[a]"))
+    f.write_text(good + "\n{not json\n[1, 2]\n" + '{"outcome": "passed"}\n' + good[: len(good) // 2] + "\n")
+    with pytest.warns(UserWarning) as rec:
+        rows = read_journals([tmp_path])
+    assert [r["nodeid"] for r in rows] == ["t::test_intel_mma[a]"]
+    msgs = [str(w.message) for w in rec]
+    assert sum("malformed journal line skipped" in m for m in msgs) == 3  # bad JSON, list, cut line
+    assert any(":4: journal line without nodeid" in m for m in msgs)
+
+
+def test_unreadable_or_missing_journals_are_one_line_errors(tmp_path):
+    with pytest.raises(FileNotFoundError, match="journal not found"):
+        read_journals([tmp_path / "nope.jsonl"])
+    p = subprocess.run(
+        [sys.executable, "-m", "cts", "report", str(tmp_path / "nope"), "--out", str(tmp_path / "o")],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0 and "journal not found" in p.stderr
+    (tmp_path / "empty.jsonl").write_text("")
+    p = subprocess.run(
+        [sys.executable, "-m", "cts", "report", str(tmp_path / "empty.jsonl"), "--out", str(tmp_path / "o")],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert p.returncode == 2 and "no case rows" in p.stderr
+
+
+def test_merge_newest_row_wins_and_started_cases_without_result_are_crashes(tmp_path):
+    j1, j2 = Journal(tmp_path / "gw0-1.jsonl"), Journal(tmp_path / "gw1-2.jsonl")
+    j1.append(row("t::test_x[a]", "failed", t=1))
+    j2.append(row("t::test_x[a]", "passed", t=2))  # rerun later: replaces the failure
+    j1.append({"kind": "start", **row("t::test_x[b]", t=3), "spec_row": "builtin b", "timeout_s": 0})
+    j2.append({"kind": "start", **row("t::test_x[c]", t=3), "timeout_s": 5.0})
+    j2.append({"nodeid": "t::test_x[c]", "outcome": "crash", "reason": "worker 'gw1' crashed", "time": 9.5})
+    j1.append({"kind": "start", **row("t::test_x[d]", t=4), "timeout_s": 60})
+    j1.append({"nodeid": "t::test_x[d]", "outcome": "crash", "reason": "worker 'gw0' crashed", "time": 5})
+    j1.close()
+    j2.close()
+    rows = {r["nodeid"]: r for r in read_journals([tmp_path])}
+    assert rows["t::test_x[a]"]["outcome"] == "passed"
+    assert rows["t::test_x[b]"]["outcome"] == "crash" and rows["t::test_x[b]"]["spec_row"] == "builtin b"
+    assert rows["t::test_x[c]"]["outcome"] == "timeout"  # died after its 5 s limit
+    assert rows["t::test_x[d]"]["outcome"] == "crash" and "gw0" in rows["t::test_x[d]"]["reason"]
+
+
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+
+def _hostile_rows() -> tuple[list[dict], list[dict]]:
+    axes = {"types": "bf16_bf16", "M": 2, "acc": "f32", "tier": "random"}
+    rows = [
+        row(
+            "t::test_intel_mma[ok]", "passed", axes=axes | {"M": 1}, rule="F", max_ratio=0.02, max_error=1e-6
+        ),
+        row(
+            "t::test_intel_mma[zero]", "passed", axes=axes | {"M": 4}, rule="F", max_ratio=0.0, max_error=0.0
+        ),
+        row(
+            f"t::test_intel_mma[{HOSTILE}]",
+            "failed",
+            axes=axes,
+            rule="F",
+            max_ratio=7.5,
+            reason="build log: " + HOSTILE,
+            rerun="pytest 't::x' --device '" + HOSTILE + "'",
+            spec_row=HOSTILE,
+        ),  # fmt: skip
+        row(
+            "t::test_intel_mma[xp]",
+            "xpassed",
+            axes=axes | {"M": 8},
+            reason="expected by e.txt:1: https://t/1",
+        ),
+    ]
+    sess = [
+        {
+            "kind": "session",
+            "backend": "opencl",
+            "device": {"name": HOSTILE, "driver": HOSTILE},
+            "command": HOSTILE,
+        },
+        {"kind": "note", "text": "stale entry " + HOSTILE},
+    ]
+    return rows, sess
+
+
+def test_html_is_self_contained_and_escapes_driver_strings():
+    rows, sess = _hostile_rows()
+    page = html_report(rows, sess)
+    p = _Tags()
+    p.feed(page)
+    names = [t for t, _ in p.tags]
+    assert names.count("script") == 1 and "img" not in names  # only the page's own sorting script
+    assert not [a for _, at in p.tags for k, a in at.items() if k in ("src", "href") or k.startswith("on")]
+    assert not re.search(r"url\(|@import", page, re.I) and "link" not in names and "iframe" not in names
+    assert "http" not in page.replace("https://t/1", "")  # the only URL is a tracker link given as text
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "svg" in names and "circle" in names  # the error plot is inline
+    assert page.count("<circle") == 3  # the three Rule F cases
+
+
+def test_html_report_has_matrix_plot_failures_and_environment():
+    rows, sess = _hostile_rows()
+    page = html_report(rows, sess)
+    assert "<h3>intel_mma</h3>" in page and "M=1" in page and "M=8" in page  # matrix columns
+    assert 'class="sortable" id="failures"' in page and "remove the entry" in page
+    assert "bound</text>" in page  # the bound line of the plot
+    assert matrix_axes(rows) == ("M", ["types", "acc"])
+    md = markdown_report(rows, sess)
+    assert "Failures (2)" in md and "remove the entry" in md and "stale entry" in md
+
+
+def test_plot_says_so_when_there_are_no_float_cases():
+    page = html_report([row("t::test_x[a]", axes={"M": 1})], [])
+    assert "No float cases" in page and "<svg" not in page
+
+
+def test_write_reports_and_results_csv_is_sorted(tmp_path):
+    rows, sess = _hostile_rows()
+    paths = write_reports(list(reversed(rows)), tmp_path, sess)
+    assert [p.name for p in paths] == ["report.md", "report.html", "results.csv"]
+    lines = (tmp_path / "results.csv").read_text().splitlines()[1:]
+    assert lines == sorted(lines) and len(lines) == 4
+
+
+# ------------------------------------------------------------------ repro
+def test_find_case_accepts_node_ids_test_names_family_names_and_bare_ids():
+    cid = "sg8-i8_u8-k32-M1-acc_i32-random"  # M1: intel_mma only (split has M >= 2)
+    for text in (
+        f"cases/test_intel_mma.py::test_intel_mma[{cid}]",
+        f"test_intel_mma[{cid}]",
+        f"intel_mma[{cid}]",
+        cid,
+    ):
+        fam, case, _ = find_case(text)
+        assert fam == "intel_mma" and case.id == cid
+    with pytest.raises(ValueError, match="no case"):
+        find_case("intel_mma[sg9-nothing]")
+    with pytest.raises(ValueError, match="exists in intel_mma, intel_split_mma"):
+        find_case("sg8-i8_u8-k32-M2-acc_i32-random")
+
+
+@pytest.mark.parametrize(
+    "cid, rule",
+    [
+        ("intel_mma[sg16-f16_f16-k16-M4-acc_f32-special]", "F"),
+        ("intel_split_mma[sg8-u8_i8-k32-M4-acc_i32-random]", "I"),
+    ],
+)
+def test_repro_bundle_reruns_alone_and_catches_a_wrong_result(tmp_path, cid, rule):
+    d = write_bundle(cid, tmp_path / "b", seed=3, subgroups=4)
+    meta = json.loads((d / "case.json").read_text())
+    assert meta["rule"] == rule and meta["seed"] == 3
+    for f in (
+        "A.npy",
+        "B.npy",
+        "C.npy",
+        "a_regs.npy",
+        "b_regs.npy",
+        "c_regs.npy",
+        "expected_bits.npy",
+        "run_case.py",
+    ):
+        assert (d / f).exists(), f
+    script = (d / "run_case.py").read_text()
+    imported = {
+        (n.module if isinstance(n, ast.ImportFrom) else a.name).split(".")[0]
+        for n in ast.walk(ast.parse(script))
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        for a in n.names
+    }
+    assert imported <= {"argparse", "json", "sys", "pathlib", "numpy", "pyopencl"}, imported
+    run = [sys.executable, str(d / "run_case.py")]
+    p = subprocess.run([*run, "--bundled"], cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 0 and "PASS" in p.stdout, p.stdout + p.stderr
+    bad = np.load(d / "expected_bits.npy").copy()
+    bad[1, 0, 2] ^= np.uint64(0x400000 if rule == "F" else 0x10)  # one wrong element
+    np.save(tmp_path / "bad.npy", bad)
+    p = subprocess.run(
+        [*run, "--actual", str(tmp_path / "bad.npy")], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert p.returncode == 1 and "FAIL" in p.stdout and "sg 1 D[0,2] (invocation 2, component 0)" in p.stdout
+
+
+def test_repro_cli_one_line_error_for_an_unknown_case(tmp_path):
+    p = subprocess.run(
+        [sys.executable, "-m", "cts", "repro", "intel_mma[nope]", "--out", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and "no case" in p.stderr
