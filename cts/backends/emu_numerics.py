@@ -1,0 +1,80 @@
+"""Emulator mixin: float multiply-accumulate through a chosen device model
+(issue 8, reference/devmodel.py).
+
+* ``run_float_mma(a_type, c_type, M, N, K, A, B, C) -> D`` is the abstract
+  float MMA the numerics experiments and the ``model`` tier call (values in,
+  values out, batched over tiles).  It uses the configured model, or the
+  IEEE-faithful ``exact_rne`` model (exact sum, one RNE rounding) when none
+  is configured.
+* With ``--emulator-model NAME`` the Intel float built-ins are computed
+  through the same model (their operand decoding is unchanged), so the whole
+  suite can be run against a device that truncates, fuses blocks of 8, ...
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reference.devmodel import MODELS, DevModel, model_mma
+
+__all__ = ["NumericsEmulation", "NUMERICS_TARGETS", "emulator_models"]
+
+# (a_type, c_type, M, N, K): the float rows of the Intel built-ins (spec-digest 1.3),
+# one tile shape each (sub-group size 16, M = 8).
+NUMERICS_TARGETS: tuple[tuple[str, str, int, int, int], ...] = (
+    ("f16", "f32", 8, 16, 16),
+    ("bf16", "f32", 8, 16, 16),
+    ("f16", "f16", 8, 16, 16),
+    ("bf16", "bf16", 8, 16, 16),
+)
+
+
+def emulator_models() -> dict[str, DevModel]:
+    return dict(MODELS)
+
+
+class NumericsEmulation:
+    FAULTS: dict[str, str] = {}
+    model: DevModel | None = None
+    _num_case = None
+
+    def set_model(self, name: str | DevModel | None) -> None:
+        """Configure the device model (a name of reference.devmodel.MODELS)."""
+        if name is None or isinstance(name, DevModel):
+            self.model = name
+            return
+        if name not in MODELS:
+            raise ValueError(f"unknown emulator model {name!r}; known: {', '.join(MODELS)}")
+        self.model = MODELS[name]
+
+    def numerics_targets(self) -> tuple[tuple[str, str, int, int, int], ...]:
+        return NUMERICS_TARGETS
+
+    def run_float_mma(self, a_type, c_type, M, N, K, A, B, C) -> np.ndarray:
+        if (a_type, c_type, M, N, K) not in NUMERICS_TARGETS:
+            from .base import Unsupported
+
+            raise Unsupported(f"emulator has no float MMA {a_type}*{a_type}+{c_type} {M}x{N}x{K}")
+        m = self.model or MODELS["exact_rne"]
+        return model_mma(m, A, B, C, a_type, c_type)
+
+    # --- Intel built-ins through the model ------------------------------
+    def run_intel_mma(self, case, a, b, c):
+        self._num_case = case
+        try:
+            return super().run_intel_mma(case, a, b, c)
+        finally:
+            self._num_case = None
+
+    def run_intel_split_mma(self, case, a, b, c):
+        self._num_case = case
+        try:
+            return super().run_intel_split_mma(case, a, b, c)
+        finally:
+            self._num_case = None
+
+    def _mad(self, A, B, C, is_int):
+        case = self._num_case
+        if is_int or self.model is None or case is None:
+            return super()._mad(A, B, C, is_int)
+        return model_mma(self.model, A, B, C, case.a, case.acc)

@@ -1,0 +1,227 @@
+"""``python -m cts numerics``: the numerics fingerprint of a device, per type
+combination, with the evidence, the inferred model and the ``model`` tier on
+random tiles (issue 8).  Writes ``fingerprint.json`` and ``fingerprint.md``
+(for the report room) under ``--out``.
+
+Backends: ``emulator`` (the float MMA of the emulator, optionally through a
+device model: ``--emulator-model NAME``) and ``vulkan`` (cooperative matrix
+through ``cts.backends.vulkan`` when it offers ``run_coop_muladd``, else the
+self-contained runner ``cts.numerics_vk``).  ``--save-results`` keeps the
+device's results of the random tiles (.npz) so the model tier can be
+recomputed elsewhere with ``--from-saved DIR`` (no device needed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from reference.devmodel import MODELS
+from reference.dtypes import etype
+
+from .numerics import Target
+from .numerics_model import fingerprint, model_check
+from .numerics_report import markdown
+
+__all__ = ["main", "targets_for"]
+
+VK_TARGETS = (("f16", "f32", 16, 16, 16), ("f16", "f16", 16, 16, 16), ("bf16", "f32", 16, 16, 16))
+
+
+def _parse_targets(text: str | None, default) -> list[tuple]:
+    if not text:
+        return list(default)
+    out = []
+    for item in text.split(","):
+        parts = item.strip().split(":")
+        if len(parts) not in (2, 3):
+            raise ValueError(f"--targets item {item!r}: expected A:C or A:C:MxNxK")
+        a, c = parts[0], parts[1]
+        etype(a), etype(c)
+        if len(parts) == 3:
+            try:
+                M, N, K = (int(x) for x in parts[2].lower().split("x"))
+            except ValueError:
+                raise ValueError(f"--targets item {item!r}: shape must be MxNxK") from None
+        else:
+            match = [d for d in default if d[0] == a and d[1] == c]
+            if not match:
+                raise ValueError(
+                    f"--targets {a}:{c} is not offered; known: {', '.join(f'{d[0]}:{d[1]}' for d in default)}"
+                )
+            M, N, K = match[0][2:]
+        out.append((a, c, M, N, K))
+    return out
+
+
+def targets_for(backend: str, emulator_model: str | None, selection: str | None) -> list[Target]:
+    if backend == "emulator":
+        from .backends.emulator import EmulatorBackend
+
+        emu = EmulatorBackend()
+        if not hasattr(emu, "run_float_mma"):
+            raise ValueError("the emulator has no float MMA entry (cts.backends.emu_numerics not registered)")
+        emu.set_model(emulator_model)
+        name = "emulator" + (f" (model {emulator_model})" if emulator_model else "")
+        return [
+            Target(
+                name,
+                M,
+                N,
+                K,
+                a,
+                c,
+                lambda A, B, C, a=a, c=c, M=M, N=N, K=K: emu.run_float_mma(a, c, M, N, K, A, B, C),
+            )
+            for a, c, M, N, K in _parse_targets(selection, emu.numerics_targets())
+        ]
+    if backend == "vulkan":
+        if emulator_model:
+            raise ValueError("--emulator-model needs --backend emulator")
+        run, name = _vulkan_entry()
+        return [
+            Target(name, M, N, K, a, c, lambda A, B, C, a=a, c=c, M=M, N=N, K=K: run(a, c, M, N, K, A, B, C))
+            for a, c, M, N, K in _parse_targets(selection, VK_TARGETS)
+        ]
+    raise ValueError(f"unknown backend {backend!r}; known: emulator, vulkan")
+
+
+def _vulkan_entry():
+    """(run(a, c, M, N, K, A, B, C) -> D, device name)."""
+    try:
+        from .backends.vulkan import VulkanBackend  # the cooperative-matrix room's backend
+
+        vb = VulkanBackend.from_options() if hasattr(VulkanBackend, "from_options") else VulkanBackend()
+        if hasattr(vb, "run_float_mma"):
+            return vb.run_float_mma, vb.describe().name
+    except ImportError:
+        pass
+    from .numerics_vk import VkCoopRunner
+
+    r = VkCoopRunner()
+    return r.mma, f"{r.name} (Vulkan cooperative matrix, driver {r.driver})"
+
+
+class _Saved:
+    """A device replayed from saved results: returns the saved D chunk by
+    chunk, after checking that the inputs are the same tiles."""
+
+    def __init__(self, path: Path):
+        z = np.load(path)
+        self.chunks = [z[f"d{i}"] for i in range(int(z["n"]))]
+        self.types = (str(z["a"]), str(z["c"]))
+        self.i = 0
+
+    def __call__(self, A, B, C):
+        d = self.chunks[self.i]
+        self.i += 1
+        if d.shape[0] != A.shape[0]:
+            raise ValueError("saved results do not match the requested tiles")
+        return etype(self.types[1]).decode(d)
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m cts numerics", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--backend", default="emulator", help="emulator (default) or vulkan")
+    ap.add_argument(
+        "--emulator-model", default=None, help=f"device model of the emulator: {', '.join(MODELS)}"
+    )
+    ap.add_argument("--targets", default=None, help="comma list A:C[:MxNxK], e.g. f16:f32,bf16:f32")
+    ap.add_argument("--tiles", type=int, default=200, help="random tiles of the model tier (default 200)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default="reports/numerics/latest", help="where fingerprint.json/.md go")
+    ap.add_argument("--save-results", action="store_true", help="keep the device results of the random tiles")
+    ap.add_argument("--no-check", action="store_true", help="run the random tiles but leave the model check")
+    ap.add_argument("--from-saved", default=None, help="recompute the model tier from a saved run's folder")
+    args = ap.parse_args(argv)
+    if args.tiles < 0:
+        raise ValueError("--tiles must be >= 0")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    if args.from_saved:
+        return _from_saved(Path(args.from_saved), out, args)
+    if args.emulator_model and args.emulator_model not in MODELS:
+        raise ValueError(f"unknown --emulator-model {args.emulator_model!r}; known: {', '.join(MODELS)}")
+    results = []
+    for t in targets_for(args.backend, args.emulator_model, args.targets):
+        t0 = time.time()
+        try:
+            fp = fingerprint(t)
+        except Exception as e:  # noqa: BLE001 - a device failure ends this target only
+            results.append({"device": t.device, "target": t.key, "error": f"{type(e).__name__}: {e}"})
+            print(f"{t.key}: {type(e).__name__}: {e}")
+            continue
+        rec = fp.as_dict()
+        rec["seconds_fingerprint"] = round(time.time() - t0, 3)
+        if args.tiles:
+            t1 = time.time()
+            rec["model_tier"] = _tiles(t, fp.model, args, out)
+            rec["seconds_model_tier"] = round(time.time() - t1, 3)
+        results.append(rec)
+        print(f"{t.key}: {fp.model.summary()}")
+    _write(results, out)
+    print((out / "fingerprint.md").read_text())
+    return 0
+
+
+def _tiles(t: Target, model, args, out: Path) -> dict:
+    chunks: list[np.ndarray] = []
+    ct = etype(t.c_type)
+    if args.save_results or args.no_check:
+        inner = t.mma
+
+        def keep(A, B, C):
+            D = inner(A, B, C)
+            chunks.append(ct.encode(D).astype({16: np.uint16, 32: np.uint32}[ct.bits]))
+            return D
+
+        t = Target(t.device, t.M, t.N, t.K, t.a_type, t.c_type, keep)
+    if args.no_check:
+        from .numerics_model import random_operands
+
+        for i, start in enumerate(range(0, args.tiles, 2000)):
+            S = min(2000, args.tiles - start)
+            t.mma(*random_operands(t.a_type, t.c_type, S, t.M, t.N, t.K, args.seed * 100003 + i))
+        res = {"tiles": args.tiles, "seed": args.seed, "checked": False}
+    else:
+        res = model_check(t, model, args.tiles, seed=args.seed)
+    if chunks:
+        name = f"results_{t.a_type}_{t.c_type}_{t.M}x{t.N}x{t.K}.npz"
+        np.savez_compressed(
+            out / name, n=len(chunks), a=t.a_type, c=t.c_type, **{f"d{i}": d for i, d in enumerate(chunks)}
+        )
+        res["saved"] = name
+    return res
+
+
+def _from_saved(src: Path, out: Path, args) -> int:
+    from reference.devmodel import DevModel
+
+    results = json.loads((src / "fingerprint.json").read_text())
+    for rec in results:
+        mt = rec.get("model_tier") or {}
+        if "saved" not in mt:
+            continue
+        m = DevModel(**rec["model"])
+        a, c = rec["model"] and rec["target"].split("*")[0], rec["target"].split("+")[1].split("->")[0]
+        M, N, K = (int(x) for x in rec["target"].split()[-1].split("x"))
+        t = Target(rec["device"], M, N, K, a, c, _Saved(src / mt["saved"]))
+        t0 = time.time()
+        res = model_check(t, m, mt["tiles"], seed=mt["seed"])
+        res["saved"] = mt["saved"]
+        res["recomputed_from_saved"] = True
+        rec["model_tier"] = res
+        rec["seconds_model_tier"] = round(time.time() - t0, 3)
+        print(f"{rec['target']}: {res['tiles_bit_exact']}/{res['tiles']} tiles bit-exact")
+    _write(results, out)
+    print((out / "fingerprint.md").read_text())
+    return 0
+
+
+def _write(results: list[dict], out: Path) -> None:
+    (out / "fingerprint.json").write_text(json.dumps(results, indent=1, default=str))
+    (out / "fingerprint.md").write_text(markdown(results))

@@ -1,0 +1,123 @@
+"""Markdown of numerics fingerprints (``fingerprint.json`` -> ``.md``): one
+table per device (properties x type combinations), then per combination the
+inferred model, its replay on every probe, the model tier on random tiles,
+and the evidence (the deciding input and the result it gave)."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+__all__ = ["markdown", "PROPERTY_ORDER"]
+
+PROPERTY_ORDER = (
+    "products",
+    "subnormal_inputs",
+    "subnormal_c",
+    "subnormal_results",
+    "block_structure",
+    "acc_precision",
+    "acc_rounding",
+    "window",
+    "out_rounding",
+    "internal_rounding",
+    "nan_inf",
+    "overflow",
+    "monotonicity",
+)
+
+
+def _short(v) -> str:
+    if isinstance(v, dict):
+        if "block" in v:
+            if v.get("exact"):
+                return "exact sum (no cut seen)"
+            return f"{v['block']} per step, {v['order']}, C {v['c_position']}"
+        if "bits" in v:
+            return "no cut" if v["bits"] is None else f"{v['bits']} bits (p+{v['extra_bits']}), {v['align']}"
+    return "" if v is None else str(v)
+
+
+def markdown(results: list[dict]) -> str:
+    lines = ["# Numerics fingerprint", ""]
+    by_dev: dict[str, list[dict]] = {}
+    for r in results:
+        by_dev.setdefault(r.get("device", "?"), []).append(r)
+    for dev, recs in by_dev.items():
+        lines += [f"## {dev}", ""]
+        ok = [r for r in recs if "findings" in r]
+        for r in recs:
+            if "error" in r:
+                lines.append(f"* {r['target']}: could not run: {r['error']}")
+        if ok:
+            head = ["property"] + [r["target"] for r in ok]
+            rows = []
+            for p in PROPERTY_ORDER:
+                rows.append([p] + [_short(r["findings"].get(p, {}).get("value")) for r in ok])
+            rows.append(
+                ["probes reproduced by the model"]
+                + [f"{r['replay']['consistent']}/{r['replay']['probes']}" for r in ok]
+            )
+            rows.append(["random tiles bit-exact"] + [_tier(r) for r in ok])
+            lines += [tabulate(rows, headers=head, tablefmt="github"), ""]
+        for r in ok:
+            lines += _detail(r)
+    return "\n".join(lines) + "\n"
+
+
+def _tier(r: dict) -> str:
+    mt = r.get("model_tier")
+    if not mt:
+        return "not run"
+    if mt.get("checked") is False:
+        return f"{mt['tiles']} run, not checked"
+    return f"{mt['tiles_bit_exact']}/{mt['tiles']} ({mt['elements_mismatching']} of {mt['elements']} elements differ)"
+
+
+def _detail(r: dict) -> list[str]:
+    out = [f"### {r['target']}", "", f"Inferred model: {r['model_summary']}", ""]
+    if r.get("assumed"):
+        out += [f"Not decidable with this target (defaults kept): {', '.join(r['assumed'])}", ""]
+    rep = r["replay"]
+    out.append(
+        f"The model reproduces {rep['consistent']} of the {rep['probes']} probe results ({r['mma_calls']} device calls)."
+    )
+    for m in rep.get("mismatches", []):
+        out.append(f"* probe `{m['input']}` ({m['label']}): device {m['device']}, model {m['model']}")
+    mt = r.get("model_tier")
+    if mt and mt.get("checked", True) and "tiles_bit_exact" in mt:
+        out += [
+            "",
+            f"Model tier: {mt['tiles_bit_exact']} of {mt['tiles']} random tiles reproduced bit for bit "
+            f"({mt['elements_mismatching']} of {mt['elements']} elements differ; "
+            f"{mt['zero_sign_differences']} differ only in the sign of zero, counted equal; seed {mt['seed']}).",
+        ]
+        for e in mt.get("examples", [])[:6]:
+            out.append(
+                f"* tile {e['tile']} D[{e['row']},{e['col']}]: device {e['device']} ({e['device_bits']}), "
+                f"model {e['model']} ({e['model_bits']}), exact {e['exact']}, {e['ulps']:+g} ulp"
+            )
+        if mt.get("variants"):
+            out += ["", "One-parameter changes of the model, scored on the mismatching tiles:", ""]
+            out.append(
+                tabulate(
+                    [
+                        [v["change"], f"{v['mismatches_left']}/{v['of']}", v["breaks_matching"]]
+                        for v in mt["variants"]
+                    ],
+                    headers=["change", "mismatches left", "breaks matching tiles (elements)"],
+                    tablefmt="github",
+                )
+            )
+    out += ["", "| property | value | deciding input | result | hypotheses |", "|---|---|---|---|---|"]
+    for p in PROPERTY_ORDER:
+        f = r["findings"].get(p)
+        if not f:
+            continue
+        evs = f["evidence"] or [{"input": "", "result": "", "expect": {}}]
+        for i, e in enumerate(evs):
+            hyp = ", ".join(f"{k}: {v}" for k, v in e["expect"].items())
+            name = f"{p}" if i == 0 else ""
+            val = _short(f["value"]) if i == 0 else ""
+            out.append(f"| {name} | {val} | `{e['input']}` | {e['result']} | {hyp} |")
+    out.append("")
+    return out
