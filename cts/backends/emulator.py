@@ -214,6 +214,10 @@ from .emu_spirv import SpirvEmulation  # noqa: E402
 
 _MIXINS: tuple[type, ...] = (HostileEmulation, IntelEmulation, RotateEmulation, SpirvEmulation)
 
+from .emu_numerics import NumericsEmulation  # noqa: E402  (float MMA through a device model; wraps _mad)
+
+_MIXINS = (NumericsEmulation,) + _MIXINS
+
 
 def all_faults() -> dict[str, str]:
     out: dict[str, str] = {}
