@@ -122,16 +122,17 @@ def _run_tools(text: str) -> bytes:
             return f.read()
 
 
-def assemble(text: str, use_disk: bool = True) -> bytes:
-    """Validated SPIR-V binary of ``text`` (cached in-process and on disk)."""
+def assemble(text: str, use_disk: bool = True, fresh: bool = False) -> bytes:
+    """Validated SPIR-V binary of ``text`` (cached in-process and on disk).
+    ``fresh`` runs spirv-as and spirv-val even when a cached binary exists."""
     key = _key(text)
     with _LOCK:
-        hit = _MEMORY.get(key)
+        hit = None if fresh else _MEMORY.get(key)
     if hit is not None:
         return hit
     path = cache_dir() / f"{key}.spv"
     data = None
-    if use_disk and path.is_file():
+    if use_disk and not fresh and path.is_file():
         data = path.read_bytes()
         if len(data) < 20 or data[:4] != b"\x03\x02\x23\x07":  # torn or foreign file
             data = None
@@ -151,9 +152,11 @@ def assemble(text: str, use_disk: bool = True) -> bytes:
     return data
 
 
-def assemble_many(texts: Iterable[str], use_disk: bool = True, workers: int | None = None) -> list[bytes]:
+def assemble_many(
+    texts: Iterable[str], use_disk: bool = True, workers: int | None = None, fresh: bool = False
+) -> list[bytes]:
     """``assemble`` over many texts in parallel threads; errors propagate."""
     texts = list(texts)
     workers = workers or min(8, (os.cpu_count() or 2) * 2)
     with ThreadPoolExecutor(max_workers=workers) as ex:
-        return list(ex.map(lambda t: assemble(t, use_disk), texts))
+        return list(ex.map(lambda t: assemble(t, use_disk, fresh), texts))
