@@ -177,6 +177,7 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
     ):
         from ..devices import select_device
 
+        self.prelude: Prelude | None = load_prelude(prelude)  # BackendError if unreadable
         self.selected = select_device(device)  # registers the Intel ICD first
         import pyopencl as cl
 
@@ -188,7 +189,6 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
             self.queue = cl.CommandQueue(self.ctx)
         except cl.Error as e:
             raise BackendError(f"cannot open OpenCL device {self.selected.label!r}: {e}") from None
-        self.prelude: Prelude | None = load_prelude(prelude)  # BackendError if unreadable
         self.assumed = frozenset(assume_extensions) | (self.prelude.provides if self.prelude else frozenset())
         if cache_dir in ("off", "none", ""):
             self.cache_dir = None

@@ -1,0 +1,232 @@
+"""Self-tests of the OpenCL backend (cts/backends/opencl.py, icd.py, devices.py,
+the shipped prelude).  Tests that need Intel's CPU runtime (PyPI
+intel-opencl-rt) skip with a reason when it is absent."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cts.backends.base import BackendError
+from cts.backends.icd import ICD_ENV, find_intel_cpu_library, register_intel_cpu_runtime
+from cts.devices import ClDevice, select_device
+from cts.kernels.opencl_c import BUILTIN_PRELUDE, load_prelude
+
+ROOT = Path(__file__).resolve().parents[1]
+INTEL_LIB = find_intel_cpu_library()
+needs_intel = pytest.mark.skipif(
+    INTEL_LIB is None, reason="Intel CPU OpenCL runtime (intel-opencl-rt) not installed"
+)
+INTEL_EXT = "cl_intel_subgroup_matrix_multiply_accumulate"
+
+
+# ------------------------------------------------------------ device selection
+class _Named:
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _devs(*labels: tuple[str, str]) -> list[ClDevice]:
+    return [ClDevice(i, _Named(p), _Named(d)) for i, (p, d) in enumerate(labels)]
+
+
+DEVS = _devs(("Intel(R) OpenCL", "Intel(R) Xeon(R)"), ("Portable Computing Language", "cpu-x86-64"))
+
+
+def test_select_by_index_and_substring():
+    assert select_device("1", DEVS).index == 1
+    assert select_device("xeon", DEVS).index == 0
+    assert select_device("Portable", DEVS).index == 1
+
+
+@pytest.mark.parametrize(
+    "sel, words",
+    [
+        ("nvidia", ["matches no OpenCL device", "[0] Intel(R) OpenCL: Intel(R) Xeon(R)", "[1] Portable"]),
+        ("7", ["no device with that index", "[1] Portable"]),
+        ("c", ["matches several devices", "use an index"]),
+        (None, ["several devices, choose one with --device", "[0] Intel"]),
+    ],
+)
+def test_selection_errors_are_one_line_listing_devices(sel, words):
+    with pytest.raises(BackendError) as e:
+        select_device(sel, DEVS)
+    msg = str(e.value)
+    assert "\n" not in msg
+    for w in words:
+        assert w in msg
+
+
+def test_no_devices_is_an_error():
+    with pytest.raises(BackendError, match="no OpenCL devices"):
+        select_device(None, [])
+
+
+# ------------------------------------------------------------ ICD registration
+def test_user_ocl_icd_vendors_is_left_alone(tmp_path):
+    env = {ICD_ENV: "/my/own/vendors"}
+    assert register_intel_cpu_runtime(env, system_vendors=tmp_path, cache_base=tmp_path) is None
+    assert env == {ICD_ENV: "/my/own/vendors"}
+
+
+@needs_intel
+def test_registration_keeps_system_icds(tmp_path):
+    system = tmp_path / "etc"
+    system.mkdir()
+    (system / "pocl.icd").write_text("libpocl.so.2\n")
+    env: dict[str, str] = {}
+    d = register_intel_cpu_runtime(env, system_vendors=system, cache_base=tmp_path / "cache")
+    assert d is not None and env[ICD_ENV] == str(d)
+    files = {f.name: f.read_text().strip() for f in d.glob("*.icd")}
+    assert files["intel-cpu.icd"] == str(INTEL_LIB)  # the corrected path
+    assert Path(files["intel-cpu.icd"]).is_file()
+    assert files["system-pocl.icd"] == "libpocl.so.2"  # system entries still visible
+    # a second process (inheriting our value) refreshes the same folder
+    (system / "pocl.icd").unlink()
+    assert register_intel_cpu_runtime(env, system_vendors=system, cache_base=tmp_path / "cache") == d
+    assert sorted(f.name for f in d.glob("*.icd")) == ["intel-cpu.icd"]
+
+
+# ------------------------------------------------------------------- prelude
+def test_prelude_missing_is_one_line_error(tmp_path):
+    with pytest.raises(BackendError) as e:
+        load_prelude(str(tmp_path / "nope.cl"))
+    assert "\n" not in str(e.value) and "nope.cl" in str(e.value)
+
+
+def test_builtin_prelude_declares_the_three_extensions():
+    p = load_prelude("builtin")
+    assert p.path == BUILTIN_PRELUDE
+    assert p.provides == {
+        INTEL_EXT,
+        INTEL_EXT + "_tf32",
+        "cl_intel_subgroup_split_matrix_multiply_accumulate",
+    }
+
+
+def _pytest(*args: str, cache: Path | None = None) -> subprocess.CompletedProcess:
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--no-report", *args]
+    if cache is not None:
+        cmd += ["--opencl-cache-dir", str(cache)]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=os.environ.copy(), timeout=600)
+
+
+def test_prelude_missing_ends_the_session_with_one_line():
+    r = _pytest("cases/test_intel_mma.py", "--backend", "opencl", "--opencl-prelude", "/no/such/prelude.cl")
+    assert r.returncode == 4, r.stdout + r.stderr
+    err = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(err) == 1 and "--opencl-prelude /no/such/prelude.cl" in err[0], r.stderr
+
+
+def test_opencl_options_need_the_opencl_backend():
+    r = _pytest("cases/test_intel_mma.py", "--opencl-prelude", "builtin")
+    assert r.returncode == 4 and "need --backend opencl" in r.stderr
+
+
+# ------------------------------------------------- on the Intel CPU runtime
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("opencl-cache")
+
+
+@needs_intel
+def test_devices_command_shows_subgroups_and_spirv():
+    r = subprocess.run([sys.executable, "-m", "cts", "devices"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "Intel(R) OpenCL" in r.stdout
+    assert "subgroup_sizes                   4, 8, 16, 32, 64" in r.stdout
+    assert "GroupNonUniformRotateKHR" in r.stdout and "SPV_KHR_subgroup_rotate" in r.stdout
+    assert "SPIR-V_1.4" in r.stdout
+
+
+@needs_intel
+def test_without_prelude_cases_skip_naming_the_extension(cache):
+    r = _pytest(
+        "cases/test_intel_mma.py", "--backend", "opencl", "-k", "M2 and exact", "-rs", "-q", cache=cache
+    )
+    assert r.returncode == 0, r.stdout[-3000:]
+    skips = [ln for ln in r.stdout.splitlines() if ln.startswith("SKIPPED")]
+    assert skips and "passed" not in r.stdout.splitlines()[-1]
+    for ext in (INTEL_EXT, INTEL_EXT + "_tf32", "cl_intel_subgroup_split_matrix_multiply_accumulate"):
+        assert any(f"{ext} not supported by" in s for s in skips), ext
+
+
+@needs_intel
+def test_build_failure_fails_that_case_and_the_run_goes_on(tmp_path, cache):
+    bad = tmp_path / "broken.cl"
+    bad.write_text(
+        BUILTIN_PRELUDE.read_text() + "\n#define intel_sub_group_u8_u8_matrix_mad_k32 ) cts_broken (\n"
+    )
+    r = _pytest(
+        "cases/test_intel_mma.py::test_intel_mma",
+        "--backend",
+        "opencl",
+        "--opencl-prelude",
+        str(bad),
+        "-k",
+        "sg8 and M1 and exact and (u8_u8 or i8_i8)",
+        "-q",
+        cache=cache,
+    )
+    out = r.stdout
+    assert r.returncode == 1, out[-3000:]
+    assert "1 failed, 1 passed" in out.splitlines()[-1]
+    assert "kernel build failed" in out and "cts_broken" in out  # the build log is in the failure
+    assert f"--opencl-prelude {bad}" in out  # rerun command carries the prelude
+
+
+@needs_intel
+def test_wrong_layered_implementation_is_caught(tmp_path, cache):
+    """A prelude that reads A's packed elements from the wrong end fails with
+    the element-level diagnostic (the suite is not blind on this backend)."""
+    text = BUILTIN_PRELUDE.read_text()
+    old = "const int x = AX(w >> (t * (AB)), AB);"
+    assert old in text
+    bad = tmp_path / "reversed.cl"
+    bad.write_text(text.replace(old, "const int x = AX(w >> (((K) / (N) - 1 - t) * (AB)), AB);"))
+    r = _pytest(
+        "cases/test_intel_mma.py::test_intel_mma",
+        "--backend",
+        "opencl",
+        "--opencl-prelude",
+        str(bad),
+        "-k",
+        "sg16-i8_i8-k32-M1 and onehot",
+        "-q",
+        cache=cache,
+    )
+    assert r.returncode == 1 and "1 failed" in r.stdout.splitlines()[-1], r.stdout[-3000:]
+    assert "one-hot at k=" in r.stdout and "(invocation " in r.stdout
+
+
+@needs_intel
+def test_program_cache_memory_and_disk(tmp_path):
+    import warnings
+
+    from cts.backends.opencl import OpenCLBackend
+
+    src = "__kernel void k(__global uint *x) { x[get_global_id(0)] = 7u; }"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b = OpenCLBackend(device="Intel", cache_dir=tmp_path)
+        p1 = b.build_program(source=src)
+        assert b.build_program(source=src) is p1
+        assert (b.stats.compiled, b.stats.memory_hits, b.stats.disk_hits) == (1, 1, 0)
+        b2 = OpenCLBackend(device="Intel", cache_dir=tmp_path)
+        b2.build_program(source=src)
+        assert (b2.stats.compiled, b2.stats.disk_hits) == (0, 1)
+        import numpy as np
+
+        from cts.kernels import KernelSource
+
+        out = b2.run_kernel(
+            KernelSource("k", source=src, global_size=(4,), args=("x",)), {}, {"x": (np.uint32, 4)}
+        )
+        assert out["x"].tolist() == [7, 7, 7, 7]  # the cached binary really runs
+        with pytest.raises(Exception) as e:
+            b2.build_program(source="__kernel void k( { }")
+        assert "kernel build failed" in str(e.value) and type(e.value).__name__ == "CaseError"
