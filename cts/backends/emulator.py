@@ -214,6 +214,10 @@ from .emu_spirv import SpirvEmulation  # noqa: E402
 
 _MIXINS: tuple[type, ...] = (HostileEmulation, IntelEmulation, RotateEmulation, SpirvEmulation)
 
+from .emu_coop import CoopEmulation  # noqa: E402  (cooperative matrix)
+
+_MIXINS += (CoopEmulation,)
+
 from .emu_numerics import NumericsEmulation  # noqa: E402  (float MMA through a device model; wraps _mad)
 
 _MIXINS = (NumericsEmulation,) + _MIXINS

@@ -1,0 +1,268 @@
+"""Emulator mixin for the cooperative-matrix family (spec-digest 4).
+
+It plays a device that implements SPV_KHR_cooperative_matrix: it reads the
+named buffers of ``cts.families.coop`` (raw element bits, one row per
+subgroup), performs the case's operation and writes the output buffers.
+Loads and stores are written here from the addressing rule (element (r, c)
+at r*Stride + c, or c*Stride + r) with index arithmetic of its own, not with
+``reference.coop``.  Its element-to-invocation mapping is its own choice
+(implementation-defined): element e (row-major) lives in invocation
+e mod sg at index e div sg.
+
+Arithmetic: exact (int64 / float64) and one rounding to nearest even into
+the result type; chained MulAdds round after each step.
+
+Named faults (``--emulator-fault NAME``) make it a wrong device on purpose;
+tests/test_coop_mutations.py shows each is caught.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+__all__ = ["CoopEmulation", "COOP_FAULTS"]
+
+COOP_FAULTS: dict[str, str] = {
+    "coop_colmajor_as_rowmajor": "ColumnMajor loads read as RowMajor",
+    "coop_stride_ignored": "padded strides taken as tight on load and store",
+    "coop_stride0_as_tight": "Load with Stride 0 reads a tight matrix",
+    "coop_signed_ignored": "MulAdd ignores the Signed bits (zero-extends)",
+    "coop_saturation_missing": "SaturatingAccumulation wraps instead of clamping",
+    "coop_wrap_saturates": "non-saturating integer MulAdd clamps",
+    "coop_store_clobbers_padding": "Store writes zeros into the padding of a strided row",
+    "coop_length_short": "OpCooperativeMatrixLengthKHR one short (an element per invocation missed)",
+    "coop_acc_ignored": "MulAdd ignores C",
+    "coop_k_tail_dropped": "MulAdd drops the last k",
+    "coop_sub_reversed": "element-wise sub computes y - x",
+    "coop_ftoi_rounds": "float -> integer conversion rounds to nearest",
+    "coop_splat_dyn_zero": "OpCompositeConstruct splat of a dynamic value gives zeros",
+    "coop_workgroup_offset": "Load/Store through workgroup memory off by one element",
+    "coop_chain_restarts": "chained MulAdd restarts from the original C",
+    "coop_bf16_as_f16": "bf16 components decoded as fp16",
+}
+
+_BITS = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64, "u64": 64}
+_FLOATS = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
+_UINTS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+
+
+def _width(t: str) -> int:
+    return _BITS.get(t) or {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}[t]
+
+
+class CoopEmulation:
+    """``run_coop_matrix``: the cooperative-matrix device of the emulator."""
+
+    FAULTS = COOP_FAULTS
+
+    # ---- element values <-> bits -------------------------------------
+    def _val(self, raw: np.ndarray, t: str) -> np.ndarray:
+        w = _width(t)
+        u = np.asarray(raw).astype(_UINTS[w])
+        if t in _FLOATS:
+            if t == "bf16" and "coop_bf16_as_f16" in self.faults:
+                return u.view(np.float16).astype(np.float64)
+            return u.view(_FLOATS[t]).astype(np.float64)
+        if t.startswith("i"):
+            return u.view({8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[w]).astype(np.int64)
+        return u.astype(np.int64)
+
+    def _raw(self, v: np.ndarray, t: str, saturate: bool = False) -> np.ndarray:
+        w = _width(t)
+        if t in _FLOATS:
+            with np.errstate(over="ignore", invalid="ignore"):
+                return np.asarray(v, dtype=np.float64).astype(_FLOATS[t]).view(_UINTS[w])
+        iv = np.asarray(v).astype(np.int64)
+        if saturate:
+            lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if t.startswith("i") else (0, (1 << w) - 1)
+            iv = np.clip(iv, lo, hi)
+        return (iv & ((1 << w) - 1) if w < 64 else iv).astype(_UINTS[w])
+
+    # ---- memory -------------------------------------------------------
+    def _load(self, mem, rows, cols, layout, stride, t, workgroup=False):
+        f = self.faults
+        if layout == "col" and "coop_colmajor_as_rowmajor" in f:
+            layout = "row"
+        tight = cols if layout == "row" else rows
+        if stride == 0 and "coop_stride0_as_tight" in f:
+            stride = tight
+        elif stride > tight and "coop_stride_ignored" in f:
+            stride = tight
+        shift = 1 if workgroup and "coop_workgroup_offset" in f else 0
+        out = np.empty((mem.shape[0], rows, cols), dtype=mem.dtype)
+        for major in range(rows if layout == "row" else cols):
+            n = cols if layout == "row" else rows
+            start = major * stride + shift
+            seg = mem[:, start : start + n]
+            if seg.shape[1] < n:  # read past the end: zeros (robust access)
+                seg = np.concatenate([seg, np.zeros((mem.shape[0], n - seg.shape[1]), mem.dtype)], axis=1)
+            if layout == "row":
+                out[:, major, :] = seg
+            else:
+                out[:, :, major] = seg
+        return self._val(out, t)
+
+    def _store(self, mem, values, layout, stride, t, workgroup=False):
+        f = self.faults
+        S, rows, cols = values.shape
+        raw = self._raw(values, t)
+        tight = cols if layout == "row" else rows
+        if stride > tight and "coop_stride_ignored" in f:
+            stride = tight
+        shift = 1 if workgroup and "coop_workgroup_offset" in f else 0
+        mem = np.array(mem, copy=True)
+        for major in range(rows if layout == "row" else cols):
+            start = major * stride + shift
+            seg = raw[:, major, :] if layout == "row" else raw[:, :, major]
+            n = max(0, min(seg.shape[1], mem.shape[1] - start))  # writes past the end are dropped
+            mem[:, start : start + n] = seg[:, :n]
+            if "coop_store_clobbers_padding" in f and stride > tight:
+                mem[:, start + seg.shape[1] : min(start + stride, mem.shape[1])] = 0
+        return mem
+
+    # ---- arithmetic ---------------------------------------------------
+    def _muladd(self, A, B, C, e):
+        f = self.faults
+        if e.is_int and "coop_signed_ignored" in f:
+            A = np.where(A < 0, A + (1 << _width(e.A)), A) if e.A.startswith("i") else A
+            B = np.where(B < 0, B + (1 << _width(e.B)), B) if e.B.startswith("i") else B
+        if "coop_k_tail_dropped" in f:
+            A, B = A[:, :, :-1], B[:, :-1, :]
+        if "coop_acc_ignored" in f:
+            C = np.zeros_like(C)
+        if e.is_int:
+            d = np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64)
+            sat = e.sat != ("coop_saturation_missing" in f) if e.sat else "coop_wrap_saturates" in f
+            return self._val(self._raw(d, e.R, saturate=sat), e.R)
+        with np.errstate(invalid="ignore", over="ignore"):
+            d = (A[:, :, :, None] * B[:, None, :, :]).sum(axis=2) + C
+        return self._val(self._raw(d, e.R), e.R)
+
+    def _elementwise(self, op, x, y, t, scalar):
+        if op == "sub" and "coop_sub_reversed" in self.faults:
+            x, y = y, x
+        w = _width(t)
+        with np.errstate(all="ignore"):
+            if t in _FLOATS:
+                if op == "neg":
+                    return -x
+                if op == "scale":
+                    return x * scalar
+                return {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op](x, y)
+            x = x.astype(np.int64)
+            if op == "div":
+                r = np.trunc(x / y.astype(np.float64)).astype(np.int64) if w < 64 else x // y
+            elif op == "neg":
+                r = -x
+            elif op == "scale":
+                r = x * int(scalar)
+            else:
+                r = {"add": x + y, "sub": x - y, "mul": x * y}[op]
+            return r
+
+    def _convert(self, x, src, dst):
+        if dst in _FLOATS:
+            return x.astype(np.float64)
+        if src in _FLOATS:
+            v = np.rint(x) if "coop_ftoi_rounds" in self.faults else np.trunc(x)
+            return v.astype(np.int64)
+        return x
+
+    # ---- the family entry point -------------------------------------
+    def coop_mapping(self, rows: int, cols: int, sg: int) -> np.ndarray:
+        """(sg, length) row-major element index held by each invocation."""
+        n = rows * cols
+        length = -(-n // sg)
+        if "coop_length_short" in self.faults:
+            length -= 1
+        return (np.arange(length)[None, :] * sg + np.arange(sg)[:, None]) % n
+
+    def run_coop_matrix(self, case, bufs: dict) -> dict:
+        from cts.families.coop import CHAIN, GEMM_TILES, SCALE, SPLAT_CONST, case_stride
+
+        out = {k: np.array(v, copy=True) for k, v in bufs.items()}
+        op, m, e = case.op, case.mat, case.entry
+        S = next(iter(bufs.values())).shape[0]
+        if m is not None:
+            R, Cn, t = m.rows, m.cols, m.t
+            kind = "float" if t in _FLOATS else ("int" if t.startswith("i") else "uint")
+
+            def rowmajor(name):
+                return self._load(bufs[name], R, Cn, "row", Cn, t)
+
+            def put(name, v, tt=t):
+                out[name] = self._store(out[name], v, "row", Cn, tt)
+
+        if op == "length":
+            idx = self.coop_mapping(R, Cn, case.sg)  # (sg, len)
+            lo, hi = bufs["lo"].astype(np.int64), bufs["hi"].astype(np.int64)
+            lov, hiv = self._val(lo, t), self._val(hi, t)
+            out["len"][:, :] = idx.shape[1]
+            mp = out["map"]
+            mp[:, :, 0 : 2 * idx.shape[1] : 2] = lov[:, idx].astype(np.uint32)
+            mp[:, :, 1 : 2 * idx.shape[1] : 2] = hiv[:, idx].astype(np.uint32)
+        elif op == "access":
+            x = rowmajor("x").reshape(S, -1)
+            y = x.copy()
+            idx = self.coop_mapping(R, Cn, case.sg).ravel()
+            if kind == "float":
+                y[:, idx] = x[:, idx] * 2 + 1
+            else:
+                y[:, idx] = x[:, idx] * 2 + 1
+            put("out", y.reshape(S, R, Cn))
+        elif op == "splat":
+            if case.mode == "const":
+                v = np.full((S, R, Cn), SPLAT_CONST[kind], dtype=np.float64 if kind == "float" else np.int64)
+            else:
+                v0 = self._val(bufs["v"][:, :1], t)
+                v = np.broadcast_to(v0[:, :, None], (S, R, Cn))
+                if "coop_splat_dyn_zero" in self.faults:
+                    v = np.zeros_like(v)
+            put("out", v)
+        elif op == "load":
+            wg = case.mem == "workgroup"
+            v = self._load(bufs["src"], R, Cn, case.layout, case_stride(case), t, wg)
+            put("out", v)
+        elif op == "store":
+            wg = case.mem == "workgroup"
+            out["dst"] = self._store(bufs["dst"], rowmajor("x"), case.layout, case_stride(case), t, wg)
+        elif op in ("add", "sub", "mul", "div", "neg", "scale"):
+            x = rowmajor("x")
+            y = rowmajor("y")
+            put("out", self._elementwise(op, x, y, t, SCALE[kind]))
+        elif op == "convert":
+            put("out", self._convert(rowmajor("x"), t, case.to), case.to)
+        elif op == "muladd":
+            M, N, K = e.M, e.N, e.K
+            lay = case.layout
+            A = self._load(bufs["a"], M, K, lay, K if lay == "row" else M, e.A)
+            B = self._load(bufs["b"], K, N, lay, N if lay == "row" else K, e.B)
+            C = self._load(bufs["c"], M, N, "row", N, e.C)
+            out["d"] = self._store(out["d"], self._muladd(A, B, C, e), "row", N, e.R)
+        elif op == "chain":
+            M, N, K = e.M, e.N, e.K
+            C0 = self._load(bufs["c"], M, N, "row", N, e.C)
+            D = C0
+            for step in range(CHAIN):
+                A = self._load(bufs["a"][:, step * M * K :], M, K, "row", K, e.A)
+                B = self._load(bufs["b"][:, step * K * N :], K, N, "row", N, e.B)
+                acc = C0 if "coop_chain_restarts" in self.faults else D
+                D = self._muladd(A, B, acc, e)
+            out["d"] = self._store(out["d"], D, "row", N, e.R)
+        elif op == "gemm":
+            M, N, K = e.M, e.N, e.K
+            tm, tn, tk = GEMM_TILES
+            sa, sb, sc = tk * K, tn * N, tn * N
+            for i in range(tm):
+                for j in range(tn):
+                    D = self._load(bufs["c"][:, i * M * sc + j * N :], M, N, "row", sc, e.C)
+                    for k in range(tk):
+                        A = self._load(bufs["a"][:, i * M * sa + k * K :], M, K, "row", sa, e.A)
+                        B = self._load(bufs["b"][:, k * K * sb + j * N :], K, N, "row", sb, e.B)
+                        D = self._muladd(A, B, D, e)
+                    sub = self._store(out["d"][:, i * M * sc + j * N :], D, "row", sc, e.R)
+                    out["d"][:, i * M * sc + j * N :] = sub
+        else:
+            raise ValueError(f"unknown cooperative-matrix op {op!r}")
+        return out

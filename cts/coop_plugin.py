@@ -1,0 +1,105 @@
+"""pytest options of the cooperative-matrix family (registered in
+``cts.plugin.ROOM_PLUGINS``).
+
+* ``--coop-profile NAME``: the property table the case space is built from
+  (``cts/profiles/NAME.json`` or a path to such a file).  Default: the
+  entries the device reports when the backend can query them (Vulkan),
+  otherwise ``h100``.
+* ``--coop-api LIST``: which forms to enumerate: ``vk`` (SPIR-V for Vulkan),
+  ``clspv`` (SPIR-V Kernel for cl_khr_cooperative_matrix), ``clc`` (OpenCL C
+  coop_mat proposal).  Default: what the backend runs (vk for Vulkan), all
+  three on the emulator.
+* ``--assume-extension`` (the OpenCL room's option) is what lets OpenCL
+  backends run kernels a device does not advertise.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .families.coop import CoopCase, coop_cases, load_profile, profile_names
+
+__all__ = ["coop_matrix_cases", "coop_state"]
+
+APIS = ("vk", "clspv", "clc")
+_STATE: dict = {}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("cts")
+    g.addoption(
+        "--coop-profile",
+        default=None,
+        help=f"cooperative-matrix property table: {', '.join(profile_names())} or a JSON path "
+        "(default: the device's own entries where the backend reports them, else h100)",
+    )
+    g.addoption(
+        "--coop-api",
+        default=None,
+        help="cooperative-matrix forms to enumerate, comma-separated: vk, clspv, clc "
+        "(default: vk on the vulkan backend, all on the emulator)",
+    )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config.option, "coop_profile"):
+        return
+    name = config.option.coop_profile
+    if name is not None:
+        try:
+            load_profile(name)
+        except (ValueError, KeyError, TypeError) as e:
+            raise pytest.UsageError(f"--coop-profile: {e}") from None
+    api = config.option.coop_api
+    if api is not None:
+        apis = tuple(a.strip() for a in api.split(",") if a.strip())
+        bad = [a for a in apis if a not in APIS]
+        if bad or not apis:
+            raise pytest.UsageError(
+                f"unknown --coop-api {', '.join(bad) or '(none)'}; known: {', '.join(APIS)}"
+            )
+    _STATE.clear()
+    _STATE["config"] = config
+
+
+def cts_rerun_args(config: pytest.Config) -> list[str]:
+    out = []
+    if config.option.coop_profile:
+        out += ["--coop-profile", config.option.coop_profile]
+    if config.option.coop_api:
+        out += ["--coop-api", config.option.coop_api]
+    return out
+
+
+def coop_state() -> tuple[list, int, tuple[str, ...], str]:
+    """(entries, subgroup size, apis, source) of this session."""
+    config = _STATE.get("config")
+    backend = None
+    if config is not None:
+        from .plugin import HARNESS
+
+        h = config.stash.get(HARNESS, None)
+        backend = h.backend if h is not None else None
+    name = config.option.coop_profile if config is not None else None
+    entries = sg = None
+    source = ""
+    if name is None and backend is not None and hasattr(backend, "coop_entries"):
+        got = backend.coop_entries()  # None when the device cannot be queried
+        if got is not None:
+            entries, sg = got
+            source = "device"
+    if entries is None:
+        prof = load_profile(name or "h100")
+        entries, sg, source = list(prof.entries), prof.subgroup_size, f"profile {prof.name}"
+    api = config.option.coop_api if config is not None else None
+    if api:
+        apis = tuple(a.strip() for a in api.split(",") if a.strip())
+    else:
+        apis = tuple(getattr(backend, "coop_apis", APIS))
+    return entries, sg, apis, source
+
+
+def coop_matrix_cases(tiers: tuple[str, ...]) -> list[CoopCase]:
+    entries, sg, apis, _ = coop_state()
+    return coop_cases(entries, tiers, sg, apis)

@@ -1,0 +1,462 @@
+"""Execution of one cooperative-matrix case: data -> buffers -> backend ->
+verdict (spec-digest 4; buffer contract in ``cts.families.coop``).
+
+Acceptance rules (reference/tolerance.py names):
+* I  integers exact: wrap, or clamp with SaturatingAccumulation (4.2).
+* E  loads, stores, splats, element access, element-wise ops and MulAdd on
+     exactly representable data: bit for bit (+0 == -0).
+* F  float MulAdd / chain / gemm on random and special data: the gamma bound
+     of reference.tolerance with n = (number of MulAdd steps) x (K + 1) terms
+     (each step rounds into the Result type).
+* C  conversions to a float type and element-wise add/sub/mul/scale on
+     random data: the exact value or one of its two neighbours (no rounding
+     mode is fixed; the Vulkan CTS accepts either direction too).
+* D  float division on random data: within 3 ulp (Vulkan: 2.5 ulp).
+The element-to-invocation mapping is implementation-defined (4.1) and never
+checked: the ``length`` case records it and checks only that every element
+is held by some invocation and that the length is the same everywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reference import coop as rc
+from reference.data import case_rng, mma_operands
+from reference.dtypes import ElemType, etype
+from reference.mma import mma_float
+from reference.tolerance import PROFILES, Profile, float_close, mma_float_bound
+
+from ..check import Verdict, compare
+from .coop import (
+    CHAIN,
+    GEMM_TILES,
+    MAP_FILL,
+    SCALE,
+    SPLAT_CONST,
+    CoopCase,
+    CoopEntry,
+    case_stride,
+    region_len,
+    storage_dtype,
+)
+from .intel_run import RunResult
+
+__all__ = ["run_coop", "coop_muladd", "SUBGROUPS_PER_CASE", "decode_mapping"]
+
+SUBGROUPS_PER_CASE = 32
+
+
+def _nowhere(s: int, r: int, c: int) -> tuple[int, int]:
+    return -1, -1  # implementation-defined mapping: see the length case
+
+
+def _kind(t: ElemType) -> str:
+    return "float" if t.is_float else t.kind
+
+
+def _bits(v: np.ndarray, t: ElemType) -> np.ndarray:
+    return t.encode(v).astype(storage_dtype(t.name))
+
+
+def _random_finite_bits(rng, t: ElemType, shape) -> np.ndarray:
+    b = rng.integers(0, 1 << t.bits, size=shape, dtype=np.uint64)
+    if t.is_float:  # exponent all ones -> clear its top bit (finite values only)
+        e_mask = ((1 << t.exp_bits) - 1) << t.man_bits
+        top = 1 << (t.man_bits + t.exp_bits - 1)
+        b = np.where((b & np.uint64(e_mask)) == np.uint64(e_mask), b & ~np.uint64(top), b)
+    return b.astype(storage_dtype(t.name))
+
+
+def _small(rng, t: ElemType, shape, amax=8) -> np.ndarray:
+    """Exactly representable small values: half-integers for floats."""
+    if t.is_float:
+        return rng.integers(-2 * amax, 2 * amax + 1, size=shape) * 0.5
+    lo = max(t.min, -100)
+    return rng.integers(lo, min(t.max, 100) + 1, size=shape, dtype=np.int64)
+
+
+def _random(rng, t: ElemType, shape) -> np.ndarray:
+    if t.is_float:
+        mag = rng.uniform(-4, 4, size=shape) * 2.0 ** rng.uniform(-3, 3, size=shape)
+        return t.round(mag)
+    return rng.integers(t.min, t.max + 1, size=shape, dtype=np.int64) if t.bits < 64 else None
+
+
+def _exact_verdict(exp_bits, act_bits, t: ElemType, rule="E") -> Verdict:
+    e = np.asarray(exp_bits).astype(np.uint64) & np.uint64(t.mask)
+    a = np.asarray(act_bits).astype(np.uint64) & np.uint64(t.mask)
+    ok = e == a
+    if t.is_float:
+        ev, av = t.decode(e), t.decode(a)
+        ok |= (ev == av) | (np.isnan(ev) & np.isnan(av))
+    return compare(e, a, t, ok, rule if t.is_float else "I", _nowhere)
+
+
+def _range_verdict(lo, hi, act_bits, t: ElemType, rule: str) -> Verdict:
+    a = np.asarray(act_bits).astype(np.uint64) & np.uint64(t.mask)
+    av = t.decode(a)
+    with np.errstate(invalid="ignore"):
+        ok = ((av >= lo) & (av <= hi)) | (np.isnan(lo) & np.isnan(av))
+    err = np.where(np.isfinite(av), np.maximum(lo - av, av - hi).clip(0), 0.0)
+    return compare(t.encode(lo), a, t, ok, rule, _nowhere, error=err, bound=np.zeros_like(err))
+
+
+def _run(backend, case, bufs) -> dict:
+    return backend.run(case, bufs=bufs)
+
+
+# ---------------------------------------------------------------- per op
+def decode_mapping(mp: np.ndarray, length: int) -> np.ndarray:
+    """(sg, 2*RC) uint32 lo/hi pairs -> (sg, length) row-major element index."""
+    lo = mp[:, 0 : 2 * length : 2].astype(np.int64)
+    hi = mp[:, 1 : 2 * length : 2].astype(np.int64)
+    return lo + 128 * hi
+
+
+def _length(case: CoopCase, backend, rng, S) -> RunResult:
+    m, t = case.mat, etype(case.mat.t)
+    n = m.rows * m.cols
+    idx = np.broadcast_to(np.arange(n), (S, n))
+    bufs = {
+        "lo": _bits(idx & 127, t),
+        "hi": _bits(idx >> 7, t),
+        "len": np.zeros((S, case.sg), np.uint32),
+        "map": np.full((S, case.sg, 2 * n), MAP_FILL, np.uint32),
+    }
+    got = _run(backend, case, bufs)
+    lens = got["len"].astype(np.int64)
+    notes = []
+    length = int(lens[0, 0])
+    counts = np.zeros((S, n), np.int64)
+    bad_len = not (lens == length).all() or not (1 <= length <= n)
+    if bad_len:
+        notes.append(f"length not one value in [1, {n}]: {sorted(set(lens.ravel().tolist()))[:8]}")
+    else:
+        mapping = decode_mapping(got["map"].reshape(S * case.sg, -1), length).reshape(S, case.sg, length)
+        valid = (mapping >= 0) & (mapping < n)
+        if not valid.all():
+            notes.append(f"{int((~valid).sum())} extracted elements are not matrix elements")
+        for s in range(S):
+            np.add.at(counts[s], mapping[s][valid[s]], 1)
+        m0 = mapping[0]
+        notes.append(
+            f"length {length} x {case.sg} invocations = {length * case.sg} slots for {n} elements; "
+            + "mapping (subgroup 0): "
+            + "; ".join(
+                f"inv {i}: " + " ".join(f"({e // m.cols},{e % m.cols})" for e in m0[i][: min(length, 8)])
+                for i in range(min(case.sg, 4))
+            )
+        )
+        if not all((mapping[s] == m0).all() for s in range(S)):
+            notes.append("the mapping differs between subgroups")
+    held = np.minimum(counts, 1).reshape(S, m.rows, m.cols)
+    u32 = etype("u32")
+    ok = held == 1
+    if bad_len:
+        ok[:] = False
+    v = compare(np.ones_like(held, dtype=np.uint64), held.astype(np.uint64), u32, ok, "I", _nowhere)
+    v.notes += notes
+    inputs = {"len": lens, "map": got["map"]}
+    return RunResult(v, inputs, np.ones_like(held), held)
+
+
+def _matrix_op(case: CoopCase, backend, rng, S, profile) -> RunResult:
+    """access, splat, load, store, element-wise ops and conversions."""
+    m, t = case.mat, etype(case.mat.t)
+    R, C = m.rows, m.cols
+    shape = (S, R, C)
+    flat = (S, R * C)
+    kind = _kind(t)
+    op = case.op
+    bufs: dict = {}
+    if op == "access":
+        x = _small(rng, t, shape, 4)
+        bufs = {"x": _bits(x, t).reshape(flat), "out": np.zeros(flat, storage_dtype(t.name))}
+        got = _run(backend, case, bufs)
+        exp = _bits(
+            rc.elementwise("add", rc.elementwise("scale", x, None, t, 2), np.ones(shape, np.int64), t), t
+        )
+        return _wrap(_exact_verdict(exp, got["out"].reshape(shape), t), bufs, exp, got["out"])
+    if op == "splat":
+        v = _random_finite_bits(rng, t, (S, 1))
+        if case.mode == "const":
+            exp = np.broadcast_to(_bits(np.asarray(SPLAT_CONST[kind]), t), shape)
+        else:
+            exp = np.broadcast_to(v[:, :, None], shape)
+        bufs = {"v": v, "out": np.zeros(flat, storage_dtype(t.name))}
+        got = _run(backend, case, bufs)
+        return _wrap(_exact_verdict(exp, got["out"].reshape(shape), t), bufs, exp, got["out"])
+    if op == "load":
+        stride = case_stride(case)
+        L = region_len(rc.image_len(R, C, case.layout, stride), t.name)
+        src = _random_finite_bits(rng, t, (S, L))
+        bufs = {"src": src, "out": np.zeros(flat, storage_dtype(t.name))}
+        got = _run(backend, case, bufs)
+        exp = rc.from_image(src, R, C, case.layout, stride)
+        return _wrap(_exact_verdict(exp, got["out"].reshape(shape), t), bufs, exp, got["out"])
+    if op == "store":
+        stride = case_stride(case)
+        L = region_len(rc.image_len(R, C, case.layout, stride), t.name)
+        x = _random_finite_bits(rng, t, shape)
+        dst = _random_finite_bits(rng, t, (S, L))
+        bufs = {"x": x.reshape(flat), "dst": dst}
+        got = _run(backend, case, bufs)
+        exp = rc.to_image(x, case.layout, stride, dst)
+        # judged over the whole region (padding must be untouched): rows = 1
+        v = _exact_verdict(exp[:, None, :], got["dst"][:, None, :], t)
+        v.notes.append("store: columns of the verdict are offsets in the destination region")
+        return _wrap(v, bufs, exp, got["dst"])
+    if op == "convert":
+        d = etype(case.to)
+        x = _convert_inputs(rng, t, d, shape)
+        bufs = {"x": _bits(x, t).reshape(flat), "out": np.zeros(flat, storage_dtype(d.name))}
+        got = _run(backend, case, bufs)
+        lo, hi = rc.convert_accept(x, t, d)
+        act = got["out"].reshape(shape)
+        if d.is_float:
+            v = _range_verdict(lo, hi, act, d, "C")
+        else:
+            v = _exact_verdict(_bits(lo, d), act, d)
+        return _wrap(v, bufs, _bits(lo, d), act)
+    return _elementwise(case, backend, rng, S, t, shape, flat, kind)
+
+
+def _convert_inputs(rng, t: ElemType, d: ElemType, shape) -> np.ndarray:
+    """Values whose conversion is defined: in the destination's range (float
+    -> int truncates; negative -> unsigned avoided), finite, normal."""
+    if t.is_float:
+        if d.is_float:
+            mag = 2.0 ** rng.uniform(-6, 6, size=shape)
+            return t.round(mag * rng.choice([-1.0, 1.0], size=shape))
+        hi = min(d.max, t.max_finite / 2, 1e6)
+        lo = 0 if d.kind == "uint" else max(d.min, -hi)
+        return t.round(rng.uniform(lo, hi, size=shape) * rng.choice([1.0, 2.0**-8], size=shape))
+    if d.is_float:
+        lim = min(t.max, d.max_finite / 2)
+        return rng.integers(max(t.min, -lim), lim + 1, size=shape, dtype=np.int64)
+    return rng.integers(t.min, t.max + 1, size=shape, dtype=np.int64)
+
+
+def _elementwise(case, backend, rng, S, t, shape, flat, kind) -> RunResult:
+    op = case.op
+    exact = case.tier == "exact"
+    if t.is_float and exact:
+        x = _small(rng, t, shape, 4 if op in ("mul", "div") else 8)
+        y = _small(rng, t, shape, 8)
+        if op == "mul":
+            y = np.trunc(y / 2)  # integers: the product keeps <= 6 significant bits
+        if op == "div":
+            y = rng.choice([-4.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 4.0], size=shape)
+            x = x * y  # exact quotient
+    elif t.is_float:
+        x, y = _random(rng, t, shape), _random(rng, t, shape)
+        if op == "div":  # |y| >= 1/4: the quotient stays far from overflow
+            y = t.round(rng.choice([-1.0, 1.0], size=shape) * 2.0 ** rng.uniform(-2, 3, size=shape))
+    else:
+        x = _small(rng, t, shape) if exact else _random(rng, t, shape)
+        y = _small(rng, t, shape) if exact else _random(rng, t, shape)
+        if op == "div":
+            y = np.where(y == 0, 1, y)
+            if t.kind == "int":
+                y = np.where((x == t.min) & (y == -1), 1, y)  # overflow is undefined
+    y_in = y if op not in ("neg", "scale") else np.zeros(shape)
+    bufs = {
+        "x": _bits(x, t).reshape(flat),
+        "y": _bits(y_in, t).reshape(flat),
+        "out": np.zeros(flat, storage_dtype(t.name)),
+    }
+    got = _run(backend, case, bufs)
+    act = got["out"].reshape(shape)
+    val = rc.elementwise(op, x, y, t, SCALE[kind])
+    if not t.is_float or exact:
+        exp = _bits(val, t)
+        return _wrap(_exact_verdict(exp, act, t), bufs, exp, act)
+    if op == "div":  # within 3 ulp of the exact quotient
+        b = 3 * t.ulp(val)
+        av = t.decode(act)
+        ok = float_close(val, av, b)
+        err = np.abs(av - val)
+        v = compare(_bits(val, t), act.astype(np.uint64), t, ok, "D", _nowhere, error=err, bound=b)
+        return _wrap(v, bufs, _bits(val, t), act)
+    lo, hi = rc.convert_accept(val, etype("f64"), t)
+    return _wrap(_range_verdict(lo, hi, act, t, "C"), bufs, _bits(val, t), act)
+
+
+def _wrap(v: Verdict, bufs, exp, act) -> RunResult:
+    return RunResult(v, dict(bufs), np.asarray(exp), np.asarray(act))
+
+
+# ---------------------------------------------------------------- MulAdd
+def _planted_int(rng, e: CoopEntry, M, K, N, S):
+    """Tiers ``wrap`` / ``sat``: products of one sign per row half and C at
+    the edge of the Result range, so C + sum(A*B) leaves the range (the
+    A x B intermediate itself stays in range: its overflow is undefined
+    with SaturatingAccumulation, spec-digest 4.2 item 2)."""
+    at, bt, ct, rt = etype(e.A), etype(e.B), etype(e.C), etype(e.R)
+    A = rng.integers(0, at.max + 1, size=(S, M, K), dtype=np.int64)
+    B = rng.integers(0, bt.max + 1, size=(S, K, N), dtype=np.int64)
+    neg = np.zeros((M, N), bool)  # elements whose products are made negative
+    if rt.kind == "int" and at.kind == "int":
+        A[:, M // 2 :, :] *= -1
+        neg[M // 2 :, :] = True
+    elif rt.kind == "int" and bt.kind == "int":
+        B[:, :, N // 2 :] *= -1
+        neg[:, N // 2 :] = True
+    small = rng.integers(0, 1000, size=(S, M, N), dtype=np.int64)
+    C = np.where(neg, max(rt.min, ct.min) + small, min(rt.max, ct.max) - small)
+    return A, B, C
+
+
+def _float_verdict(ref_value, abs_sum, act, rt: ElemType, tier: str, n_terms: int, profile, ftz=None):
+    av = rt.decode(act)
+    exp_bits = rt.encode(ref_value)
+    if tier in ("exact", "onehot"):
+        expected = rt.round(ref_value)
+        ok = float_close(expected, av, np.zeros_like(expected))
+        err = np.abs(av - expected)
+        return compare(
+            exp_bits, act.astype(np.uint64), rt, ok, "E", _nowhere, error=err, bound=np.zeros_like(err)
+        )
+    bound = mma_float_bound(abs_sum, ref_value, n_terms - 1, rt, rt, profile)
+    ok = float_close(ref_value, av, bound)
+    notes = []
+    if ftz is not None:
+        ref_f, abs_f = ftz
+        bound_f = mma_float_bound(abs_f, ref_f, n_terms - 1, rt, rt, profile)
+        ok_f = float_close(ref_f, av, bound_f)
+        only = ok_f & ~ok
+        if only.any():
+            notes.append(f"{int(only.sum())} elements match only with subnormal inputs flushed")
+        ok = ok | ok_f
+    with np.errstate(invalid="ignore"):
+        err = np.where(np.isfinite(ref_value) & np.isfinite(av), np.abs(av - ref_value), 0.0)
+    v = compare(exp_bits, act.astype(np.uint64), rt, ok, "F", _nowhere, error=err, bound=bound)
+    v.notes += notes
+    return v
+
+
+def _ftz(x: np.ndarray, t: ElemType) -> np.ndarray:
+    return np.where(np.abs(x) < t.tiny, np.copysign(0.0, x), x)
+
+
+def _operands(case: CoopCase, rng, M, K, N, S):
+    e = case.entry
+    if case.tier in ("wrap", "sat"):
+        return _planted_int(rng, e, M, K, N, S)
+    A, B, C = mma_operands(case.tier, e.A, e.B, e.C, M, K, N, S, rng, acc_type=e.R)
+    if e.is_int:  # values as the component types hold them (e.g. -1 in a u32 C is 2^32-1)
+        A, B, C = (etype(t).decode(etype(t).encode(x)) for t, x in ((e.A, A), (e.B, B), (e.C, C)))
+    return A, B, C
+
+
+def _judge_muladd(case, A, B, C, act, steps: int, profile) -> Verdict:
+    """A (S,M,Ktot), B (S,Ktot,N) where Ktot = steps*K; one rounding into the
+    Result per step (spec-digest 4.2)."""
+    e = case.entry
+    rt = etype(e.R)
+    if e.is_int:
+        K = A.shape[2] // steps
+        As = np.stack([A[:, :, i * K : (i + 1) * K] for i in range(steps)], axis=1)
+        Bs = np.stack([B[:, i * K : (i + 1) * K, :] for i in range(steps)], axis=1)
+        exp = rt.encode(rc.chain_int(As, Bs, C, e.R, e.sat))
+        return _exact_verdict(exp, act, rt)
+    ref = mma_float(A, B, C)
+    ftz = None
+    if case.tier == "special":
+        at, bt, ct = etype(e.A), etype(e.B), etype(e.C)
+        rf = mma_float(_ftz(A, at), _ftz(B, bt), _ftz(C, ct))
+        ftz = (rf.value, rf.abs_sum)
+    n_terms = steps * (A.shape[2] // steps + 1)
+    return _float_verdict(ref.value, ref.abs_sum, act, rt, case.tier, n_terms, profile, ftz)
+
+
+def _muladd(case: CoopCase, backend, rng, S, profile) -> RunResult:
+    e = case.entry
+    M, N, K = e.M, e.N, e.K
+    at, bt, ct = etype(e.A), etype(e.B), etype(e.C)
+    if case.op == "gemm":
+        tm, tn, tk = GEMM_TILES
+        P = max(2, S // (tm * tn))
+        A, B, C = _operands(case, rng, tm * M, tk * K, tn * N, P)
+        bufs = {
+            "a": _bits(A, at).reshape(P, -1),
+            "b": _bits(B, bt).reshape(P, -1),
+            "c": _bits(C, ct).reshape(P, -1),
+            "d": np.zeros((P, tm * M * tn * N), storage_dtype(e.R)),
+        }
+        steps = tk
+    elif case.op == "chain":
+        A, B, C = _operands(case, rng, M, CHAIN * K, N, S)
+        As = np.stack([A[:, :, i * K : (i + 1) * K] for i in range(CHAIN)], axis=1)  # (S, L, M, K)
+        Bs = np.stack([B[:, i * K : (i + 1) * K, :] for i in range(CHAIN)], axis=1)
+        bufs = {
+            "a": _bits(As, at).reshape(S, -1),
+            "b": _bits(Bs, bt).reshape(S, -1),
+            "c": _bits(C, ct).reshape(S, -1),
+            "d": np.zeros((S, M * N), storage_dtype(e.R)),
+        }
+        steps = CHAIN
+    else:
+        A, B, C = _operands(case, rng, M, K, N, S)
+        a_img = A if case.layout == "row" else A.transpose(0, 2, 1)
+        b_img = B if case.layout == "row" else B.transpose(0, 2, 1)
+        bufs = {
+            "a": _bits(a_img, at).reshape(S, -1),
+            "b": _bits(b_img, bt).reshape(S, -1),
+            "c": _bits(C, ct).reshape(S, -1),
+            "d": np.zeros((S, M * N), storage_dtype(e.R)),
+        }
+        steps = 1
+    got = _run(backend, case, bufs)
+    act = got["d"].reshape(C.shape).astype(np.uint64)
+    v = _judge_muladd(case, A, B, C, act, steps, profile)
+    inputs = {"A": A, "B": B, "C": C, **bufs}
+    return RunResult(v, inputs, np.zeros(0), act)
+
+
+# ---------------------------------------------------------------- entry
+def run_coop(
+    case: CoopCase,
+    backend,
+    seed: int,
+    profile: Profile = PROFILES["default"],
+    subgroups: int = SUBGROUPS_PER_CASE,
+) -> RunResult:
+    """Run one cooperative-matrix case on ``backend`` and judge it."""
+    rng = case_rng(seed, f"{case.family}[{case.id}]")
+    if case.op == "length":
+        return _length(case, backend, rng, subgroups)
+    if case.op in ("muladd", "chain", "gemm"):
+        return _muladd(case, backend, rng, subgroups, profile)
+    return _matrix_op(case, backend, rng, subgroups, profile)
+
+
+def coop_muladd(backend, entry: CoopEntry, A: np.ndarray, B: np.ndarray, C: np.ndarray, sg: int = 32):
+    """D = MulAdd(A, B, C) for one or many tiles on any backend that has
+    ``run_coop_matrix`` (the public entry point for experiments).
+
+    A (T, M, K) / (M, K), B (T, K, N), C (T, M, N) are *values*; they are
+    encoded to the entry's component types (floats rounded to nearest even,
+    integers wrapped) and D comes back as values of the Result type (float64
+    or int64), same leading shape as A.
+    """
+    one = np.ndim(A) == 2
+    A, B, C = (np.asarray(x)[None] if one else np.asarray(x) for x in (A, B, C))
+    T = A.shape[0]
+    if (
+        A.shape[1:] != (entry.M, entry.K)
+        or B.shape[1:] != (entry.K, entry.N)
+        or C.shape[1:] != (entry.M, entry.N)
+    ):
+        raise ValueError(f"operand shapes {A.shape} {B.shape} {C.shape} do not match {entry.tag}")
+    at, bt, ct, rt = etype(entry.A), etype(entry.B), etype(entry.C), etype(entry.R)
+    case = CoopCase("muladd", "vk", entry=entry, tier="random", sg=sg)
+    bufs = {
+        "a": _bits(A, at).reshape(T, -1),
+        "b": _bits(B, bt).reshape(T, -1),
+        "c": _bits(C, ct).reshape(T, -1),
+        "d": np.zeros((T, entry.M * entry.N), storage_dtype(entry.R)),
+    }
+    d = rt.decode(backend.run(case, bufs=bufs)["d"].reshape(T, entry.M, entry.N))
+    return d[0] if one else d
