@@ -231,7 +231,7 @@ class SpirvEmulation:
                 out = d.astype(np.float32).view(np.uint32)
         return np.ascontiguousarray(out.astype(np.uint64).transpose(0, 2, 1))
 
-    def run_spirv_intel_mma(self, case, a, b, c):
+    def run_spirv_intel_mma(self, case, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         """a (S, N, a_comps), b (S, N, b_comps), c (S, N, M) raw container bits
         -> Result registers (S, N, M)."""
         binary = self._spirv_module(case)

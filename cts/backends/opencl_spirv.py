@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels import KernelSource
 from .base import CaseError, Unsupported
 
 __all__ = ["SpirvOpenCL", "MIN_VERSION", "make_version"]
@@ -123,9 +124,8 @@ class SpirvOpenCL:
         return None
 
     # --- kernel -------------------------------------------------------------
-    def kernel_source_spirv_intel_mma(self, case, subgroups: int):
+    def kernel_source_spirv_intel_mma(self, case, subgroups: int) -> KernelSource:
         """The validated module, one subgroup per work-group."""
-        from ..kernels import KernelSource
         from ..kernels.spirv_intel import ENTRY_POINT, module_text
         from ..spirv_tools import SpirvToolError, assemble
 
@@ -148,7 +148,7 @@ class SpirvOpenCL:
             ),
         )
 
-    def run_spirv_intel_mma(self, case, a, b, c):
+    def run_spirv_intel_mma(self, case, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         """a (S, N, a_comps), b (S, N, b_comps), c (S, N, M) raw bits -> (S, N, M)."""
         reason = self.unsupported_spirv_intel_mma(case)
         if reason:

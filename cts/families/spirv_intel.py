@@ -116,6 +116,11 @@ class SpirvMmaCase:
         return operand_literal(self.a, self.b, self.c, self.result)
 
     @property
+    def flag_names(self) -> tuple[str, ...]:
+        """The literal's operand names, lowest bit first."""
+        return tuple(n for n, bit in sorted(FLAG.items(), key=lambda x: x[1]) if self.literal & bit)
+
+    @property
     def default_acc(self) -> bool:
         """C and Result are what the literal alone implies (i32 for integer
         inputs, f32 for float inputs, bf16 where the bf16 bits say so)."""

@@ -26,9 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import cache
 
-from ..families.spirv_intel import FLAG
-
-__all__ = ["module_text", "operand_names", "control_module_text", "ENTRY_POINT", "SPIRV_VERSION"]
+__all__ = ["module_text", "control_module_text", "ENTRY_POINT", "SPIRV_VERSION"]
 
 ENTRY_POINT = "smma"
 SPIRV_VERSION = "spv1.2"  # SubgroupDispatch / SubgroupSize need 1.1; OpenCL 2.2 level
@@ -190,7 +188,11 @@ def _body(types: dict, case, with_mma: bool) -> list[str]:
     rk, rb, rn = types["R"]
     rs, rv = _scalar(rk, rb), _vec(rk, rb, rn)
     if with_mma:
-        lit = " " + operand_names(case.literal) if case.literal else ""
+        # BitEnum as spirv-as writes it: names joined by "|".  spirv-as maps the
+        # names back to bits with SPIRV-Headers' grammar, so a wrong bit in the
+        # case generator's FLAG table shows up as a literal word differing from
+        # case.literal in the binary (tests/test_spirv_cases.py).
+        lit = " " + "|".join(case.flag_names) if case.literal else ""
         lines.append(f"%res = OpSubgroupMatrixMultiplyAccumulateINTEL %{rv} %u_k %A_v %B_v %C_v{lit}")
     else:  # control module: same interface and types, Result = C when types agree
         lines.append(f"%res = OpCopyObject %{rv} %C_v")
@@ -206,18 +208,6 @@ def _body(types: dict, case, with_mma: bool) -> list[str]:
         ]
     lines += ["OpReturn", "OpFunctionEnd"]
     return lines
-
-
-def operand_names(literal: int) -> str:
-    """The literal as spirv-as writes a BitEnum: names joined by ``|``.
-    spirv-as maps the names back to bits with SPIRV-Headers' grammar, so a
-    wrong bit in ``FLAG`` shows up as a literal word differing from
-    ``case.literal`` in the binary (tests/test_spirv_modules.py)."""
-    names = [n for n, bit in sorted(FLAG.items(), key=lambda x: x[1]) if literal & bit]
-    rest = literal & ~sum(FLAG[n] for n in names)
-    if rest:
-        raise ValueError(f"operand literal {literal:#x} has unknown bits {rest:#x}")
-    return "|".join(names)
 
 
 def module_text(case) -> str:
