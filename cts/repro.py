@@ -13,8 +13,9 @@ The bundle holds
   cases, ``expected_value.npy`` + ``bound.npy`` (Rule F, reference/tolerance.py;
   the special tier adds the flushed-subnormal alternative ``*_ftz.npy``);
 * ``actual_bits.npy`` and ``verdict.txt`` from the backend that made it;
-* ``kernel.cl`` or ``kernel.spv`` + launch facts from
-  ``OpenCLBackend.kernel_source(case)`` when the OpenCL backend provides it;
+* ``kernel.cl`` or ``kernel.spv`` + launch facts (entry, build options,
+  NDRange, argument order and dtypes) from ``OpenCLBackend.kernel_source``
+  -- generated without a device when the bundle is made on the emulator;
 * ``run_case.py``: needs only numpy (+ pyopencl to run on a device); reruns
   the kernel on a chosen device, or checks a result file (``--actual``), and
   prints the verdict with the first mismatches.
@@ -117,25 +118,56 @@ def _acceptance(case, result, profile) -> dict[str, np.ndarray]:
     return out
 
 
-def _kernel(backend, case, out: Path) -> dict | None:
-    """Kernel text/IL and launch facts from the backend, when it has them."""
+INPUT_FILES = {"a": "a_regs", "b": "b_regs", "c": "c_regs", "x": "x"}
+
+
+def _output_counts(args, inputs: dict, case) -> dict[str, int]:
+    """Element counts of the kernel's output buffers (cts/kernels/opencl_c.py:
+    ``d`` = result registers, ``sgsize`` = one per invocation, ``y`` = tf32)."""
+    out = {}
+    for name in args:
+        if name == "d" and "c_regs" in inputs:
+            out[name] = int(np.asarray(inputs["c_regs"]).size)
+        elif name == "sgsize" and "c_regs" in inputs:
+            out[name] = int(np.asarray(inputs["c_regs"]).size // case.M)
+        elif name == "y" and "x" in inputs:
+            out[name] = int(np.asarray(inputs["x"]).size)
+    return out
+
+
+def _kernel(backend, case, subgroups: int, inputs: dict, out: Path, prelude: str | None = None) -> dict:
+    """Kernel text/IL and launch facts (``OpenCLBackend.kernel_source``).
+    A backend without kernels (the emulator) gets the OpenCL kernel the
+    opencl backend would build, generated without a device."""
     fn = getattr(backend, "kernel_source", None)
-    if not callable(fn):
-        return None
-    ks = fn(case)
-    if ks is None:
-        return None
-    ks = dict(ks) if isinstance(ks, dict) else dict(vars(ks)) if hasattr(ks, "__dict__") else {"source": ks}
-    info = {}
-    for key, val in ks.items():
-        if isinstance(val, bytes):
-            (out / "kernel.spv").write_bytes(val)
-            info["il_file"] = "kernel.spv"
-        elif key in ("source", "text", "src") and isinstance(val, str):
-            (out / "kernel.cl").write_text(val, encoding="utf-8")
-            info["source_file"] = "kernel.cl"
-        else:
-            info[key] = val if isinstance(val, (str, int, float, list, dict, type(None))) else repr(val)
+    origin = backend.name
+    try:
+        if not callable(fn):
+            from .backends.opencl import OpenCLBackend
+
+            shim = OpenCLBackend.__new__(OpenCLBackend)  # kernel text needs no device
+            shim.prelude = None
+            if prelude:  # the layered implementation a device without the built-in is tested through
+                from types import SimpleNamespace
+
+                shim.prelude = SimpleNamespace(label=prelude, text=Path(prelude).read_text(encoding="utf-8"))
+            fn = OpenCLBackend.kernel_source.__get__(shim)
+            origin = "opencl kernel generator (no device)"
+        ks = fn(case, subgroups)
+    except Exception as e:  # no kernel for this family / runtime missing: the bundle says why
+        return {"unavailable": f"{type(e).__name__}: {e}"}
+    info: dict = {"origin": origin}
+    if getattr(ks, "il", None) is not None:
+        (out / "kernel.spv").write_bytes(bytes(ks.il))
+        info["il_file"] = "kernel.spv"
+    if getattr(ks, "source", None):
+        (out / "kernel.cl").write_text(ks.source, encoding="utf-8")
+        info["source_file"] = "kernel.cl"
+    for key in ("entry", "options", "global_size", "local_size", "args", "arg_types", "notes"):
+        v = getattr(ks, key, None)
+        info[key] = list(v) if isinstance(v, tuple) else v
+    info["inputs"] = {a: INPUT_FILES[a] + ".npy" for a in info.get("args") or () if a in INPUT_FILES}
+    info["outputs"] = _output_counts(info.get("args") or (), inputs, case)
     return info
 
 
@@ -147,6 +179,7 @@ def write_bundle(
     backend_name: str = "emulator",
     device: str | None = None,
     profile_name: str = "default",
+    backend_options: dict | None = None,
 ) -> Path:
     """Write the bundle of one case into ``out``; returns the folder."""
     from reference.tolerance import PROFILES
@@ -157,7 +190,14 @@ def write_bundle(
     if profile_name not in PROFILES:
         raise ValueError(f"unknown tolerance profile {profile_name!r}; known: {', '.join(PROFILES)}")
     profile = PROFILES[profile_name]
-    backend = make_backend(backend_name, device=device, emulator_faults=())
+    opts = dict(backend_options or {})
+    if backend_name == "emulator":  # the prelude only shapes the bundled kernel
+        opts = {}
+        if (backend_options or {}).get("opencl_prelude") and not Path(
+            backend_options["opencl_prelude"]
+        ).is_file():
+            raise ValueError(f"cannot read --opencl-prelude {backend_options['opencl_prelude']}")
+    backend = make_backend(backend_name, device=device, emulator_faults=(), **opts)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     try:
@@ -167,7 +207,8 @@ def write_bundle(
         if "profile" in runner.__code__.co_varnames:
             kw["profile"] = profile
         result = runner(case, backend, seed, **kw)
-        kernel = _kernel(backend, case, out)
+        prelude = (backend_options or {}).get("opencl_prelude") if backend_name == "emulator" else None
+        kernel = _kernel(backend, case, subgroups, result.inputs, out, prelude)
         dev = backend.describe().as_dict()
     finally:
         backend.close()
@@ -189,6 +230,8 @@ def write_bundle(
         "profile": profile_name,
         "rule": v.rule,
         "acc": getattr(case, "acc", "f32"),
+        "M": getattr(case, "M", None),
+        "result_bits": {"i32": 32, "f32": 32, "f16": 16, "bf16": 16}.get(getattr(case, "acc", "f32"), 32),
         "made_on": dev,
         "verdict_on_made_on": v.summary(),
         "kernel": kernel,
@@ -218,11 +261,22 @@ def main(argv: list[str]) -> int:
     )
     ap.add_argument("--device", default=None)
     ap.add_argument("--tolerance-profile", default="default")
+    ap.add_argument(
+        "--opencl-prelude",
+        metavar="FILE",
+        help="OpenCL C prepended to the kernel (e.g. cts/kernels/intel_mma_prelude.cl)",
+    )
+    ap.add_argument("--assume-extension", action="append", default=[], metavar="NAME", help="(opencl)")
     a = ap.parse_args(argv)
+    opts = {}
+    if a.opencl_prelude or a.assume_extension:
+        if a.assume_extension and a.backend != "opencl":
+            raise ValueError("--assume-extension needs --backend opencl")
+        opts = {"opencl_prelude": a.opencl_prelude, "opencl_assume_extensions": tuple(a.assume_extension)}
     from .backends import BackendError
 
     try:
-        d = write_bundle(a.case, a.out, a.seed, a.subgroups, a.backend, a.device, a.tolerance_profile)
+        d = write_bundle(a.case, a.out, a.seed, a.subgroups, a.backend, a.device, a.tolerance_profile, opts)
     except BackendError as e:
         raise ValueError(str(e)) from None
     print(f"bundle: {d}")

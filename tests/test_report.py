@@ -225,3 +225,44 @@ def test_repro_cli_one_line_error_for_an_unknown_case(tmp_path):
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and "no case" in p.stderr
+
+
+def _intel_cpu_vendors() -> str | None:
+    """OCL_ICD_VENDORS for the pip-installed Intel CPU runtime, if present."""
+    try:
+        from cts.backends.icd import register_intel_cpu_runtime
+
+        register_intel_cpu_runtime()
+    except Exception:
+        return None
+    import os
+
+    return os.environ.get("OCL_ICD_VENDORS")
+
+
+def test_repro_bundle_runs_on_a_real_opencl_device_with_only_pyopencl_and_numpy(tmp_path):
+    """The bundled kernel (with the shipped prelude for a device without the
+    built-in) rebuilt and launched by run_case.py alone on the Intel CPU
+    runtime; skipped where that runtime is not installed."""
+    vendors = _intel_cpu_vendors()
+    if not vendors:
+        pytest.skip("the Intel CPU OpenCL runtime (intel-opencl-rt) is not installed here")
+    prelude = str(ROOT / "cts" / "kernels" / "intel_mma_prelude.cl")
+    d = tmp_path / "b"
+    p = subprocess.run(
+        [sys.executable, "-m", "cts", "repro", "intel_mma[sg8-i4_u4-k64-M2-acc_i32-onehot]", "--out", str(d),
+         "--subgroups", "4", "--opencl-prelude", prelude],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    meta = json.loads((d / "case.json").read_text())
+    assert meta["kernel"]["entry"] and "/* --opencl-prelude" in (d / "kernel.cl").read_text()
+    env = {"OCL_ICD_VENDORS": vendors, "PATH": "/usr/bin:/bin"}
+    p = subprocess.run(
+        [sys.executable, str(d / "run_case.py")], cwd=tmp_path, capture_output=True, text=True, env=env
+    )
+    if "no OpenCL platform" in p.stderr:
+        pytest.skip("no OpenCL platform loads here: " + p.stderr.strip())
+    assert p.returncode == 0 and "PASS" in p.stdout and "subgroup sizes seen: [8]" in p.stdout, (
+        p.stdout + p.stderr
+    )
