@@ -62,17 +62,18 @@ class IntelOpenCL:
     # --- capability skips (a missing feature never turns into a pass) ---
     def _intel_missing(self, case) -> str | None:
         dev = self.describe()
+        name = self.device.name.strip()
         if not self.has_extension(case.extension):
-            return f"{case.extension} not supported by {dev.name}"
+            return f"{case.extension} not supported by {name}"
         sg = getattr(case, "sg", None)
         if sg is not None:
             if not dev.subgroup_sizes:
-                return f"cl_intel_required_subgroup_size missing on {dev.name}: cannot require subgroup size {sg}"
+                return f"cl_intel_required_subgroup_size missing on {name}: cannot require subgroup size {sg}"
             if sg not in dev.subgroup_sizes:
                 sizes = ", ".join(map(str, dev.subgroup_sizes))
-                return f"subgroup size {sg} not supported by {dev.name} (sizes {sizes})"
+                return f"subgroup size {sg} not supported by {name} (sizes {sizes})"
             if getattr(case, "acc_scalar", "") == "half" and not self.has_extension("cl_khr_fp16"):
-                return f"cl_khr_fp16 not supported by {dev.name} (half accumulator)"
+                return f"cl_khr_fp16 not supported by {name} (half accumulator)"
         return None
 
     unsupported_intel_mma = _intel_missing
@@ -236,7 +237,7 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
             }
             self._info = DeviceInfo(
                 backend="opencl",
-                name=r["device"],
+                name=r["device"] + (f" (+prelude {self.prelude.label})" if self.prelude else ""),
                 platform=r["platform"],
                 driver=r["driver"],
                 version=r["version"],
