@@ -230,3 +230,48 @@ def test_program_cache_memory_and_disk(tmp_path):
         with pytest.raises(Exception) as e:
             b2.build_program(source="__kernel void k( { }")
         assert "kernel build failed" in str(e.value) and type(e.value).__name__ == "CaseError"
+
+
+# ------------------------------------------- isolation on a real driver
+HOSTILE = {
+    # M = 2 overload of i8_i8 (sg 8) spins forever inside the kernel; the others stay correct
+    "hang": "volatile int spin = 1; while (spin) { }",
+    # ... or writes through a wild pointer: the driver process dies (SIGSEGV)
+    "crash": "*(volatile __global int *)(ulong)0x10 = 1;",
+}
+_PICK = "sg8 and i8_i8 and exact and not split"  # M1, M2, M4, M8
+_M2 = "cases/test_intel_mma.py::test_intel_mma[sg8-i8_i8-k32-M2-acc_i32-exact]"
+
+
+@needs_intel
+@pytest.mark.parametrize("kind", ["hang", "crash"])
+def test_driver_hang_or_crash_stays_inside_its_case(tmp_path, cache, kind):
+    """A case that hangs or kills the driver process: pytest-xdist restarts the
+    worker, ``--timeout-method thread`` ends a hang that never returns to Python
+    (a signal cannot interrupt clFinish), and the journal's start marker turns
+    the lost case into a ``timeout`` / ``crash`` row; the other cases pass."""
+    prelude = tmp_path / f"{kind}.cl"
+    prelude.write_text(
+        BUILTIN_PRELUDE.read_text()
+        + f"""
+CTS_DEF int2 cts_hostile(int2 a, int8 b, int2 acc) {{ {HOSTILE[kind]} return acc; }}
+CTS_DEF int cts_hostile(int a, int8 b, int acc) {{ return (intel_sub_group_i8_i8_matrix_mad_k32)(a, b, acc); }}
+CTS_DEF int4 cts_hostile(int4 a, int8 b, int4 acc) {{ return (intel_sub_group_i8_i8_matrix_mad_k32)(a, b, acc); }}
+CTS_DEF int8 cts_hostile(int8 a, int8 b, int8 acc) {{ return (intel_sub_group_i8_i8_matrix_mad_k32)(a, b, acc); }}
+#define intel_sub_group_i8_i8_matrix_mad_k32(a, b, acc) cts_hostile(a, b, acc)
+"""
+    )
+    report = tmp_path / "report"
+    cmd = [
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "cases/test_intel_mma.py", "-q",
+        "-n", "2", "-k", _PICK, "--backend", "opencl", "--opencl-prelude", str(prelude),
+        "--opencl-cache-dir", str(cache), "--timeout", "8", "--timeout-method", "thread",
+        "--report-dir", str(report),
+    ]  # fmt: skip
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stdout[-3000:]
+    from cts.journal import read_journals
+
+    rows = {row["nodeid"]: row["outcome"] for row in read_journals([report / "journal"])}
+    assert rows.pop(_M2) == ("timeout" if kind == "hang" else "crash"), r.stdout[-3000:]
+    assert len(rows) == 3 and set(rows.values()) == {"passed"}, rows
