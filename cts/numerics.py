@@ -436,23 +436,39 @@ def window(pr: Prober, lay: _Layout, p: int) -> Finding:
         ev.append(pr.ev(probes[i], res[i], kept=big * 2.0**-wk))
     if wk < len(probes):
         ev.append(pr.ev(probes[wk], res[wk], kept=big * 2.0 ** -(wk + 1), cut=0))
-    align = "rz"
+    align, ref = "rz", "value"
     if wk < len(probes):
         s = -big * 2.0 ** -(wk + 1)
         pn = lay.place(pr, [s, big, -big] if lay.c_first else [big, -big, s], label="negative just outside")
-        (rn,) = pr.run([pn])
+        # the same cut with products of significand 2.25 (1.5 x 1.5): aligned by the
+        # sum of the input exponents, they sit one bit higher and keep one more bit
+        e = int(math.log2(big))
+        h = (e - 1) // 2
+        pp = (1.5 * 2.0**h, 1.5 * 2.0 ** (e - 1 - h))
+        pm = (-pp[0], pp[1])
+        s2 = big * 2.0 ** -(wk + 1)
+        pi = lay.place(
+            pr, [s2, pp, pm] if lay.c_first else [pp, pm, s2], label="products 1.5*1.5, just outside"
+        )
+        rn, ri = pr.run([pn, pi])
         align = "rd" if rn == -big * 2.0**-wk else "rz"
+        ref = "inputs" if ri == s2 else "value"
         ev.append(pr.ev(pn, rn, rz=0, rd=-big * 2.0**-wk))
+        ev.append(pr.ev(pi, ri, value=0, inputs=s2))
     bits = wk + 1 if wk < len(probes) else None
     detail = (
-        f"operands aligned to the largest exponent keep {bits} bits (p + {bits - p}), cut by "
+        f"operands aligned to the largest exponent keep {bits} bits (p{bits - p:+d}), cut by "
         + ("truncation toward zero" if align == "rz" else "two's-complement floor")
+        + (
+            "; products are aligned by the sum of their input exponents (before normalization)"
+            if ref == "inputs"
+            else "; products are aligned by their value's exponent"
+        )
         if bits
         else "no cut seen (exact alignment)"
     )
-    return Finding(
-        "window", {"bits": bits, "extra_bits": None if bits is None else bits - p, "align": align}, detail, ev
-    )
+    value = {"bits": bits, "extra_bits": None if bits is None else bits - p, "align": align, "align_ref": ref}
+    return Finding("window", value, detail, ev)
 
 
 def acc_precision(pr: Prober, lay: _Layout) -> Finding:
@@ -507,26 +523,27 @@ def out_rounding(pr: Prober, lay: _Layout) -> Finding:
 def internal_rounding(pr: Prober, lay: _Layout, out_mode: str) -> Finding:
     """16-bit result of a single step: is the step sum rounded to fp32 (and
     how) before the conversion?  1 + u/2 (a tie of the result type) plus
-    3*2^-25 or 2^-28: above the tie only if those bits reach the conversion."""
+    2^-25 or 3*2^-25: above the tie only if those bits reach the conversion
+    (a fp32 RNE step moves 1 + u/2 + 2^-25 onto the tie, which goes to even)."""
     ct = pr.ct
     if ct.precision >= 24 or lay.slots < 3 or out_mode not in ("rne", "rna"):
         return Finding(
             "internal_rounding", "n/a", "needs a 16-bit result, 3 operands per step, nearest conversion"
         )
     u = 2.0**-ct.man_bits
-    xs = [3 * 2.0**-25, 2.0**-28]
+    xs = [2.0**-25, 3 * 2.0**-25]
     probes = [lay.place(pr, [1.0, 0.5 * u, x], label=f"1+u/2+{fmt_value(x)}") for x in xs]
     res = pr.run(probes)
     up = [r == 1 + u for r in res]
-    if up[1]:
+    if up[0]:
         val = "none"
-    elif up[0]:
+    elif up[1]:
         val = "rne"
     else:
         val = "rz"
     ev = [pr.ev(p, r, above_tie=1 + u, tie=1.0) for p, r in zip(probes, res)]
     detail = {
-        "none": "no rounding to fp32 before the conversion (2^-28 reaches it)",
+        "none": "no rounding to fp32 before the conversion (2^-25 reaches it)",
         "rne": "the step sum is rounded to nearest fp32 first (3*2^-25 rounds up)",
         "rz": "the step sum is truncated (fp32, or a window < 26 bits) before the conversion",
     }[val]

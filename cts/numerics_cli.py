@@ -137,6 +137,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--save-results", action="store_true", help="keep the device results of the random tiles")
     ap.add_argument("--no-check", action="store_true", help="run the random tiles but leave the model check")
     ap.add_argument("--from-saved", default=None, help="recompute the model tier from a saved run's folder")
+    ap.add_argument(
+        "--jobs", type=int, default=1, help="worker processes for the model evaluation (default 1)"
+    )
     args = ap.parse_args(argv)
     if args.tiles < 0:
         raise ValueError("--tiles must be >= 0")
@@ -152,8 +155,10 @@ def main(argv: list[str]) -> int:
         try:
             fp = fingerprint(t)
         except Exception as e:  # noqa: BLE001 - a device failure ends this target only
+            import traceback
+
             results.append({"device": t.device, "target": t.key, "error": f"{type(e).__name__}: {e}"})
-            print(f"{t.key}: {type(e).__name__}: {e}")
+            print(f"{t.key}: {type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}")
             continue
         rec = fp.as_dict()
         rec["seconds_fingerprint"] = round(time.time() - t0, 3)
@@ -186,9 +191,9 @@ def _tiles(t: Target, model, args, out: Path) -> dict:
         for i, start in enumerate(range(0, args.tiles, 2000)):
             S = min(2000, args.tiles - start)
             t.mma(*random_operands(t.a_type, t.c_type, S, t.M, t.N, t.K, args.seed * 100003 + i))
-        res = {"tiles": args.tiles, "seed": args.seed, "checked": False}
+        res = {"tiles": args.tiles, "seed": args.seed, "chunk": 2000, "checked": False}
     else:
-        res = model_check(t, model, args.tiles, seed=args.seed)
+        res = model_check(t, model, args.tiles, seed=args.seed, jobs=args.jobs)
     if chunks:
         name = f"results_{t.a_type}_{t.c_type}_{t.M}x{t.N}x{t.K}.npz"
         np.savez_compressed(
@@ -211,7 +216,7 @@ def _from_saved(src: Path, out: Path, args) -> int:
         M, N, K = (int(x) for x in rec["target"].split()[-1].split("x"))
         t = Target(rec["device"], M, N, K, a, c, _Saved(src / mt["saved"]))
         t0 = time.time()
-        res = model_check(t, m, mt["tiles"], seed=mt["seed"])
+        res = model_check(t, m, mt["tiles"], seed=mt["seed"], chunk=mt.get("chunk", 2000), jobs=args.jobs)
         res["saved"] = mt["saved"]
         res["recomputed_from_saved"] = True
         rec["model_tier"] = res

@@ -44,9 +44,13 @@ def infer_model(f: dict[str, Finding], t: Target) -> DevModel:
     acc = _P_FORMAT.get(ap, "f32") if ap else ("f32" if etype(t.c_type).precision <= 24 else t.c_type)
     p = etype(acc).precision
     win = f["window"].value
-    extra = None if win["bits"] is None else max(0, win["bits"] - p)
-    ar = f["acc_rounding"].value
+    extra = None if win["bits"] is None else win["bits"] - p
     ir = f.get("internal_rounding")
+    single = bs["block"] >= t.K or bs.get("exact")
+    if ir is not None and ir.value == "none" and single and win["bits"] is not None:
+        acc = "f64"  # the window's sum reaches the conversion unrounded
+        extra = win["bits"] - etype(acc).precision
+    ar = f["acc_rounding"].value
     if ar not in ("rne", "rna", "rz", "ru", "rd"):
         ar = ir.value if ir is not None and ir.value in ("rne", "rz") else "rne"
     orr = f["out_rounding"].value
@@ -65,6 +69,7 @@ def infer_model(f: dict[str, Finding], t: Target) -> DevModel:
         c_position=bs["c_position"],
         extra_bits=extra,
         align=win["align"],
+        align_ref=win.get("align_ref", "value"),
         acc_format=acc,
         acc_rounding=ar,
         out_rounding=orr,
@@ -167,12 +172,12 @@ def assumed(f: dict[str, Finding], t: Target) -> list[str]:
     if bs["block"] >= t.K:
         out.append("order")
     if f["window"].value["bits"] is None:
-        out.append("align")
+        out += ["align", "align_ref"]
     if f["acc_precision"].value is None:
         out.append("acc_format")
-    if (
-        f["acc_rounding"].value not in ("rne", "rna", "rz", "ru", "rd")
-        and f["internal_rounding"].value == "n/a"
+    if f["acc_rounding"].value not in ("rne", "rna", "rz", "ru", "rd") and f["internal_rounding"].value in (
+        "n/a",
+        "none",
     ):
         out.append("acc_rounding")
     return sorted(set(out))
@@ -275,23 +280,41 @@ def explain(model: DevModel, t: Target, bad: tuple, good: tuple) -> list[dict]:
     return out[:8]
 
 
+def _chunk_eval(args: tuple) -> np.ndarray:
+    model, a, c, A, B, C = args
+    return model_mma(model, A, B, C, a, c)
+
+
 def model_check(
-    t: Target, model: DevModel, tiles: int, seed: int = 1, chunk: int = 2000, keep: int = 12
+    t: Target, model: DevModel, tiles: int, seed: int = 1, chunk: int = 2000, keep: int = 12, jobs: int = 1
 ) -> dict:
     """The ``model`` tier: ``tiles`` random tiles through the device and the
-    model; counts tiles and elements reproduced bit for bit."""
+    model; counts tiles and elements reproduced bit for bit.  The device runs
+    first (chunk by chunk, in this process); the model is evaluated in
+    ``jobs`` worker processes."""
     n_el = n_bad = n_tiles_ok = zero_sign = 0
     examples: list[dict] = []
     bad_rows: list[tuple] = []
     good_rows: list[tuple] = []
     digest = hashlib.sha256()
     ct = etype(t.c_type)
+    runs = []
     for i, start in enumerate(range(0, tiles, chunk)):
         S = min(chunk, tiles - start)
         A, B, C = random_operands(t.a_type, t.c_type, S, t.M, t.N, t.K, seed * 100003 + i)
         D = np.asarray(t.mma(A, B, C), dtype=np.float64)
-        Mo = model_mma(model, A, B, C, t.a_type, t.c_type)
         digest.update(ct.encode(D).astype(np.uint64).tobytes())
+        runs.append((start, A, B, C, D))
+    work = [(model, t.a_type, t.c_type, A, B, C) for _, A, B, C, _ in runs]
+    if jobs > 1 and len(work) > 1:
+        import multiprocessing as mp
+
+        with mp.get_context("fork").Pool(jobs) as pool:
+            models = pool.map(_chunk_eval, work)
+    else:
+        models = [_chunk_eval(w) for w in work]
+    for (start, A, B, C, D), Mo in zip(runs, models):
+        S = A.shape[0]
         eq = _equal(D, Mo)
         zero_sign += int(((D == 0) & (Mo == 0) & (np.signbit(D) != np.signbit(Mo))).sum())
         n_el += eq.size
@@ -326,6 +349,7 @@ def model_check(
         "elements_mismatching": n_bad,
         "zero_sign_differences": zero_sign,
         "seed": seed,
+        "chunk": chunk,
         "results_sha256": digest.hexdigest(),
         "examples": examples,
     }

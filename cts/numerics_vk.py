@@ -135,7 +135,7 @@ class VkCoopRunner:
         try:
             self.instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
         except Exception as e:  # noqa: BLE001
-            raise VkUnavailable(f"vkCreateInstance failed: {e}") from None
+            raise VkUnavailable(f"vkCreateInstance failed: {type(e).__name__} {e}") from None
         self.pd = None
         for pd in vk.vkEnumeratePhysicalDevices(self.instance):
             exts = {e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(pd, None)}
@@ -301,7 +301,10 @@ class VkCoopRunner:
                 self.device,
                 vk.VkDescriptorSetAllocateInfo(descriptorPool=dp, descriptorSetCount=1, pSetLayouts=[dsl]),
             )[0]
-            infos = [vk.VkDescriptorBufferInfo(buffer=b, offset=0, range=vk.VK_WHOLE_SIZE) for b, _ in bufs]
+            infos = [
+                vk.VkDescriptorBufferInfo(buffer=b, offset=0, range=max(x.nbytes, 256))
+                for (b, _), x in zip(bufs, arrays)
+            ]
             writes = [
                 vk.VkWriteDescriptorSet(
                     dstSet=ds,

@@ -14,10 +14,15 @@ behavior of NVIDIA tensor cores", PeerJ Comput. Sci. 7:e330, 2021) measure:
   added in its own step after the products ("last").
 * ``extra_bits``: alignment window.  In each step all operands are aligned to
   the largest exponent E and cut at 2^(E - (p - 1) - extra_bits), p the
-  precision of the accumulation format: bits below are dropped.  ``None`` =
+  precision of the accumulation format (negative values: a window narrower
+  than the format, e.g. a 26-bit window feeding an exact wide accumulator):
+  bits below are dropped.  ``None`` =
   no cut (the exact sum is rounded once: IEEE-faithful).  ``align`` says how
   the cut rounds: "rz" (sign-magnitude truncation) or "rd" (two's-complement
-  floor).
+  floor).  ``align_ref``: the exponent a product is aligned by: its value's
+  ("value") or the sum of the input exponents before normalization
+  ("inputs": a product with significand in [2, 4) then sits one bit above
+  its alignment exponent and keeps one more low bit).
 * ``acc_format`` / ``acc_rounding``: format and rounding of every step's
   normalized result (rne, rna, rz, ru, rd).
 * ``out_rounding``: conversion of the final accumulator to the result type
@@ -55,6 +60,7 @@ class DevModel:
     c_position: str = "first"
     extra_bits: int | None = None
     align: str = "rz"
+    align_ref: str = "value"
     acc_format: str = "f32"
     acc_rounding: str = "rne"
     out_rounding: str = "rne"
@@ -69,6 +75,7 @@ class DevModel:
             ("order", ("forward", "reverse")),
             ("c_position", ("first", "last")),
             ("align", ("rz", "rd")),
+            ("align_ref", ("value", "inputs")),
             ("acc_rounding", ROUNDINGS),
             ("out_rounding", ROUNDINGS),
             ("subnormal_inputs", ("keep", "flush")),
@@ -78,9 +85,9 @@ class DevModel:
         ):
             if getattr(self, f) not in ok:
                 raise ValueError(f"DevModel.{f} must be one of {ok}, got {getattr(self, f)!r}")
-        if self.block < 0 or (self.extra_bits is not None and self.extra_bits < 0):
-            raise ValueError("DevModel.block and extra_bits must be >= 0")
-        etype(self.acc_format)
+        p = etype(self.acc_format).precision
+        if self.block < 0 or (self.extra_bits is not None and self.extra_bits <= -p):
+            raise ValueError("DevModel.block must be >= 0 and the window at least one bit")
         if self.product_format is not None:
             etype(self.product_format)
 
@@ -91,7 +98,12 @@ class DevModel:
         return replace(self, **kw)
 
     def summary(self) -> str:
-        win = "exact" if self.extra_bits is None else f"p+{self.extra_bits} ({self.align})"
+        p = etype(self.acc_format).precision
+        win = (
+            "exact"
+            if self.extra_bits is None
+            else f"{p + self.extra_bits} bits = p{self.extra_bits:+d} ({self.align}, by {self.align_ref} exponents)"
+        )
         blk = "K" if self.block == 0 else str(self.block)
         return (
             f"block {blk} {self.order}, C {self.c_position}, window {win}, "
@@ -210,19 +222,25 @@ def round_to_format(
 
 
 # ------------------------------------------------------------- one step
-def _fused_step(terms: np.ndarray, model: DevModel, fmt: ElemType) -> np.ndarray:
+def _fused_step(
+    terms: np.ndarray, model: DevModel, fmt: ElemType, aexp: np.ndarray | None = None
+) -> np.ndarray:
     """Sum terms (..., n) (exact finite float64) in one fused step: align to
-    the largest exponent, cut the window, add exactly, round to ``fmt``."""
+    the largest exponent (``aexp``: per-term alignment exponents, default
+    floor(log2|t|)), cut the window, add exactly, round to ``fmt``."""
     p = fmt.precision
     bad = ~np.isfinite(terms)
     if bad.any():  # an earlier step overflowed: infinities propagate
         with np.errstate(invalid="ignore"):
             inf_sum = np.where(bad, terms, 0.0).sum(axis=-1)
         terms = np.where(bad, 0.0, terms)
-        return np.where(bad.any(axis=-1), inf_sum, _fused_step(terms, model, fmt))
+        return np.where(bad.any(axis=-1), inf_sum, _fused_step(terms, model, fmt, aexp))
     neg, m, L = _decompose(terms)
     nz = m != 0
-    top = np.where(nz, L + _bitlen(m) - 1, np.iinfo(np.int64).min // 4)  # floor(log2|t|)
+    top = L + _bitlen(m) - 1  # floor(log2|t|)
+    if aexp is not None:  # products aligned by their input exponents; C / acc by value
+        top = np.where(aexp < np.iinfo(np.int64).max // 8, aexp, top)
+    top = np.where(nz, top, np.iinfo(np.int64).min // 4)
     E = top.max(axis=-1, keepdims=True)
     logn = int(np.ceil(np.log2(terms.shape[-1] + 1)))
     if model.extra_bits is None:  # no cut: the lsb of the smallest operand
@@ -230,7 +248,7 @@ def _fused_step(terms: np.ndarray, model: DevModel, fmt: ElemType) -> np.ndarray
         wide = (E - lsb)[..., 0] + 2 + logn > 61
     else:
         lsb = E - (p - 1) - model.extra_bits
-        wide = np.full(E.shape[:-1], p + model.extra_bits + 1 + logn > 61)
+        wide = np.full(E.shape[:-1], p + model.extra_bits + 2 + logn > 61)
     lsb = np.where(nz.any(axis=-1, keepdims=True), lsb, 0)
     lsb = np.where(wide[..., None], E, lsb)  # int64 pass: placeholder for wide rows
     acc_mode, flush = model.acc_rounding, model.subnormal_acc == "flush"
@@ -266,6 +284,14 @@ def _aligned_sum(neg, m, L, lsb, align: str):
         lost = (sh < 0) & (_shl(kept, np.maximum(-sh, 0)) != m)
         cut = np.where(neg & lost, cut + 1, cut)
     return np.where(neg, -cut, cut).sum(axis=-1)
+
+
+def _expo(x: np.ndarray, t: ElemType) -> np.ndarray:
+    """Exponent field value of a format: floor(log2|x|), emin for subnormals."""
+    ax = np.abs(x)
+    ax = np.where((ax > 0) & np.isfinite(ax), ax, 1.0)  # inf / NaN rows are replaced later
+    e = np.floor(np.log2(ax)).astype(np.int64)
+    return np.maximum(e, t.emin)
 
 
 def _flush(x: np.ndarray, t: ElemType) -> np.ndarray:
@@ -304,6 +330,10 @@ def model_mma(
     fin = np.isfinite(special) & np.all(np.isfinite(P), axis=-1)
     P = np.where(fin[..., None], P, 0.0)
     Cf = np.where(fin, C, 0.0)
+    PE = CE = None
+    if model.align_ref == "inputs":  # exponent fields of a and b (subnormals: emin)
+        PE = _expo(A, it)[:, :, None, :] + _expo(np.swapaxes(B, 1, 2), it)[:, None, :, :]
+        CE = np.full(Cf.shape + (1,), np.iinfo(np.int64).max // 4)
     b = K if model.block in (0, None) or model.block > K else model.block
     starts = list(range(0, K, b))
     if model.order == "reverse":
@@ -311,11 +341,13 @@ def model_mma(
     acc_v = None
     for i, s in enumerate(starts):
         blk = P[..., s : s + b]
-        if i == 0:
-            terms = np.concatenate([Cf[..., None], blk], axis=-1) if model.c_position == "first" else blk
+        ae = None if PE is None else PE[..., s : s + b]
+        if i == 0 and model.c_position == "last":
+            terms = blk
         else:
-            terms = np.concatenate([acc_v[..., None], blk], axis=-1)
-        acc_v = _fused_step(terms, model, acc)
+            terms = np.concatenate([(Cf if i == 0 else acc_v)[..., None], blk], axis=-1)
+            ae = None if ae is None else np.concatenate([CE, ae], axis=-1)
+        acc_v = _fused_step(terms, model, acc, ae)
     if model.c_position == "last":
         acc_v = _fused_step(np.stack([acc_v, Cf], axis=-1), model, acc)
     D = acc_v
@@ -353,5 +385,15 @@ MODELS: dict[str, DevModel] = {
             overflow="inf",
         ),
         DevModel("prod_p11", block=1, extra_bits=None, product_format="tf32", acc_rounding="rne"),
+        DevModel("inputs_b16_e2", block=16, extra_bits=2, align_ref="inputs", acc_rounding="rz"),
+        DevModel(
+            "wide_w26_f16out",
+            block=16,
+            extra_bits=26 - 53,
+            align_ref="inputs",
+            acc_format="f64",
+            acc_rounding="rz",
+            out_rounding="rne",
+        ),
     )
 }

@@ -15,7 +15,7 @@ from cts.numerics_model import fingerprint
 from reference.devmodel import MODELS, DevModel, model_mma
 
 PARAMS = (
-    "block order c_position extra_bits align acc_format acc_rounding out_rounding product_format "
+    "block order c_position extra_bits align align_ref acc_format acc_rounding out_rounding product_format "
     "subnormal_inputs subnormal_acc subnormal_out overflow"
 ).split()
 
@@ -43,6 +43,9 @@ CASES = [
     ("rz_f32_out_rz_ftz", "f16", "f16"),
     ("rz_f32_out_rz_ftz", "bf16", "bf16"),
     ("prod_p11", "f16", "f32"),
+    ("inputs_b16_e2", "f16", "f32"),
+    ("inputs_b16_e2", "bf16", "f32"),
+    ("wide_w26_f16out", "f16", "f16"),
 ]
 
 
@@ -105,7 +108,7 @@ def test_fingerprint_evidence_names_the_deciding_input():
     ev = [e for e in bs.evidence if e.label == "fwd l=8"]
     assert ev and ev[0].result == 2.0**-28 and "p8=2^-28" in ev[0].input
     w = fp.findings["window"]
-    assert w.value == {"bits": 27, "extra_bits": 3, "align": "rz"}
+    assert w.value == {"bits": 27, "extra_bits": 3, "align": "rz", "align_ref": "value"}
     r = fp.findings["acc_rounding"]
     assert r.value == "rz" and len(r.evidence) == 4
 
