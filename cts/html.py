@@ -318,9 +318,10 @@ def html_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
     if xf:
         parts.append(f"<h2>Expected failures ({len(xf)}, from expectations files)</h2>")
         parts.append(
+            f"<details><summary>{len(xf)} cases listed as known failures</summary>"
             '<table class="sortable"><thead><tr><th>case</th><th>entry</th></tr></thead><tbody>'
             + "".join(f"<tr><td>{e(r.get('nodeid'))}</td><td>{e(r.get('reason'))}</td></tr>" for r in xf)
-            + "</tbody></table>"
+            + "</tbody></table></details>"
         )
     parts.append("<h2>Coverage: spec row &rarr; cases</h2>" + _coverage(rows))
     parts.append(f"<script>{SORT_JS}</script></body></html>")
