@@ -50,9 +50,16 @@ class _CrashRecorder:
         )
 
 
+# pytest-xdist stops scheduling after 4 x workers crashes; a driver that
+# crashes on a whole family must not end the sweep, so the default is higher.
+MAX_WORKER_RESTARTS = 500
+
+
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput") or not hasattr(config.option, "backend"):
         return
+    if hasattr(config.option, "maxworkerrestart") and config.option.maxworkerrestart is None:
+        config.option.maxworkerrestart = str(MAX_WORKER_RESTARTS)
     if not config.pluginmanager.has_plugin(_CRASH_PLUGIN):
         config.pluginmanager.register(_CrashRecorder(config), _CRASH_PLUGIN)
 
