@@ -97,7 +97,9 @@ def _from_start(start: dict, crash: dict | None) -> dict:
     xdist controller reported as crashed), with the case fields of its start
     marker.  Longer than the case's timeout -> ``timeout``."""
     row = {k: v for k, v in start.items() if k != "kind"}
-    row.update({k: v for k, v in (crash or {}).items() if v not in (None, "")})
+    for k, v in (crash or {}).items():  # the marker knows the case better than a guess from the id
+        if v not in (None, "") and (k in ("outcome", "reason", "time", "worker") or not row.get(k)):
+            row[k] = v
     end = (crash or {}).get("time")
     limit = start.get("timeout_s") or 0
     ran = (end - start["time"]) if end and start.get("time") else None

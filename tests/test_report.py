@@ -63,8 +63,16 @@ def test_merge_newest_row_wins_and_started_cases_without_result_are_crashes(tmp_
     j1.append({"kind": "start", **row("t::test_x[b]", t=3), "spec_row": "builtin b", "timeout_s": 0})
     j2.append({"kind": "start", **row("t::test_x[c]", t=3), "timeout_s": 5.0})
     j2.append({"nodeid": "t::test_x[c]", "outcome": "crash", "reason": "worker 'gw1' crashed", "time": 9.5})
-    j1.append({"kind": "start", **row("t::test_x[d]", t=4), "timeout_s": 60})
-    j1.append({"nodeid": "t::test_x[d]", "outcome": "crash", "reason": "worker 'gw0' crashed", "time": 5})
+    j1.append({"kind": "start", **row("t::test_x[d]", t=4), "family": "joint_matrix", "timeout_s": 60})
+    j1.append(
+        {
+            "nodeid": "t::test_x[d]",
+            "family": "x",
+            "outcome": "crash",
+            "reason": "worker 'gw0' crashed",
+            "time": 5,
+        }
+    )
     j1.close()
     j2.close()
     rows = {r["nodeid"]: r for r in read_journals([tmp_path])}
@@ -72,6 +80,7 @@ def test_merge_newest_row_wins_and_started_cases_without_result_are_crashes(tmp_
     assert rows["t::test_x[b]"]["outcome"] == "crash" and rows["t::test_x[b]"]["spec_row"] == "builtin b"
     assert rows["t::test_x[c]"]["outcome"] == "timeout"  # died after its 5 s limit
     assert rows["t::test_x[d]"]["outcome"] == "crash" and "gw0" in rows["t::test_x[d]"]["reason"]
+    assert rows["t::test_x[d]"]["family"] == "joint_matrix"  # not the controller's guess from the test name
 
 
 class _Tags(HTMLParser):
