@@ -65,7 +65,7 @@ class RotateEmulation:
             lo = np.uint64(0xFFFFFFFF)
             res = (res & lo) | (values & ~lo)
         if "rotate_subnormal_flushed" in f and case.gentype.kind == "float":
-            res = self._flush(res, case)
+            res = self._rotate_flush(res, case)
         lid = np.arange(L)
         size = np.minimum(sg, L - (lid // sg) * sg)
         return {
@@ -77,7 +77,7 @@ class RotateEmulation:
         }
 
     @staticmethod
-    def _flush(bits: np.ndarray, case) -> np.ndarray:
+    def _rotate_flush(bits: np.ndarray, case) -> np.ndarray:
         width = case.gentype.bits
         man = {16: 10, 32: 23, 64: 52}[width]
         exp_bits = width - 1 - man

@@ -210,9 +210,14 @@ class IntelEmulation:
 from .emu_hostile import HostileEmulation  # noqa: E402  (crash/hang doubles; wraps run_intel_mma)
 
 from .emu_rotate import RotateEmulation  # noqa: E402
+from .emu_mlir import MlirEmulation  # noqa: E402
 from .emu_spirv import SpirvEmulation  # noqa: E402
 
-_MIXINS: tuple[type, ...] = (HostileEmulation, IntelEmulation, RotateEmulation, SpirvEmulation)
+_MIXINS: tuple[type, ...] = (HostileEmulation, IntelEmulation, RotateEmulation, MlirEmulation, SpirvEmulation)
+
+from .emu_joint import JointEmulation  # noqa: E402  (SYCL joint_matrix)
+
+_MIXINS += (JointEmulation,)
 
 from .emu_coop import CoopEmulation  # noqa: E402  (cooperative matrix)
 

@@ -1,0 +1,19 @@
+"""Conformance cases for the MLIR gpu dialect's subgroup-MMA operations,
+``gpu.rotate`` and the proposed ``gpu.subgroup_mma_rotate`` realized as its
+RFC lowering (spec-digest 6.1 - 6.3, seed 004).
+
+Ids name the op and its axes, e.g. ``test_mlir_mma[compute-f16_f16_f32-aT-bN-padded]``,
+``test_mlir_mma[gpu_rotate-f32-sg16-w8-off7]``, ``test_mlir_mma[mma_rotate-COp-f32-sg16-off8]``.
+"""
+
+import pytest
+
+from cts.families.mlir import mlir_cases
+from cts.families.mlir_run import run_mlir
+
+
+@pytest.mark.cts_cases.with_args(mlir_cases)
+def test_mlir_mma(case, cts):
+    """One gpu-dialect program (load/store, compute, constant, elementwise,
+    thread-local round trip, gpu.rotate, the mma_rotate lowering)."""
+    cts.check(case, run_mlir)

@@ -1,0 +1,184 @@
+"""Case space of the MLIR gpu dialect's subgroup-MMA operations, ``gpu.rotate``
+and the proposed ``gpu.subgroup_mma_rotate`` (spec-digest 6.1 - 6.3, seed 004).
+
+Element types are the verifier's list (6.1): si8, ui8, i32, f16, f32, f64.
+Shapes are the WMMA-style ones the upstream lowerings use: (m, n, k) =
+16x16x16 for f16 / si8 / ui8 operands, 16x16x8 for f32, 8x8x4 for f64.
+
+ops (each case runs a small program; see ``mlir_run.py``):
+
+* ``load_store``   COp load (leadDimension tight / padded, transpose) and store
+                   (transpose) round trip, with a non-zero base index.
+* ``compute``      load A, B (transpose as a_transpose / b_transpose), C; compute;
+                   store, for every (A, B, C) type combination.
+* ``constant``     constant_matrix for COp (stored) and AOp / BOp (through compute).
+* ``elementwise``  every opType on every type it applies to.
+* ``thread_local`` extract_thread_local of every index on every lane covers every
+                   element exactly once; insert_thread_local of new values
+                   round-trips (stored, or through compute with a selector matrix).
+* ``gpu_rotate``   offset / width / valid flag, widths 1 .. subgroup size.
+* ``mma_rotate``   the proposal realized as its lowering (extract, select, subgroup
+                   rotate, insert), offsets 0, 1, S/2, S-1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reference.mlir import ELEMENTWISE
+
+from ..space import space
+
+__all__ = ["MlirCase", "mlir_cases", "SHAPES", "COMPUTE_TYPES", "MLIR_OPS", "ROTATE_OPS"]
+
+SHAPES = {"f16": (16, 16, 16), "si8": (16, 16, 16), "ui8": (16, 16, 16), "f32": (16, 16, 8), "f64": (8, 8, 4)}
+# (A, B, C) combinations of gpu.subgroup_mma_compute
+COMPUTE_TYPES = (
+    ("f16", "f16", "f16"),
+    ("f16", "f16", "f32"),
+    ("si8", "si8", "i32"),
+    ("ui8", "ui8", "i32"),
+    ("si8", "ui8", "i32"),
+    ("f32", "f32", "f32"),
+    ("f64", "f64", "f64"),
+)
+C_TYPES = ("f16", "f32", "i32", "f64")
+# the C type a matrix of A / B type is observed through (compute with a selector)
+OBSERVE_C = {"f16": "f32", "si8": "i32", "ui8": "i32", "f32": "f32", "f64": "f64"}
+MLIR_OPS = ("load_store", "compute", "constant", "elementwise", "thread_local", "gpu_rotate", "mma_rotate")
+ROTATE_OPS = ("gpu_rotate", "mma_rotate")
+ELEMENTWISE_TYPES = {"f": ("f16", "f32", "f64"), "i": ("i32",), "f16->f32": ("f16",), "f32->f16": ("f32",)}
+
+
+@dataclass(frozen=True)
+class MlirCase:
+    op: str
+    sg: int
+    elem: str = ""  # main element type (A type for compute, C type for C ops)
+    b: str = ""
+    c: str = ""
+    tag: str = ""  # AOp | BOp | COp
+    lead: str = "tight"  # tight | padded
+    t1: bool = False  # load transpose / a_transpose
+    t2: bool = False  # store transpose / b_transpose
+    optype: str = ""
+    offset: int = 0
+    width: int = 0
+    family: str = "mlir_mma"
+
+    # --- shapes ------------------------------------------------------------
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        """(m, n, k): by the A type for compute and A / B matrices, by the C
+        type otherwise (8x8 for f64, 16x16 for the rest)."""
+        if self.elem in SHAPES and (self.op == "compute" or self.tag in ("AOp", "BOp")):
+            return SHAPES[self.elem]
+        return SHAPES["f64"] if self.elem == "f64" else SHAPES["f16"]
+
+    def tag_shape(self, tag: str) -> tuple[int, int]:
+        m, n, k = self.mnk
+        return {"AOp": (m, k), "BOp": (k, n), "COp": (m, n)}[tag]
+
+    # --- identity ----------------------------------------------------------
+    @property
+    def id(self) -> str:
+        o = self.op
+        if o == "load_store":
+            return f"load_store-{self.elem}-{self.lead}-load{'T' if self.t1 else 'N'}-store{'T' if self.t2 else 'N'}"
+        if o == "compute":
+            at = "aT" if self.t1 else "aN"
+            bt = "bT" if self.t2 else "bN"
+            return f"compute-{self.elem}_{self.b}_{self.c}-{at}-{bt}-{self.lead}"
+        if o == "constant":
+            return f"constant-{self.tag}-{self.elem}"
+        if o == "elementwise":
+            return f"elementwise-{self.optype}-{self.elem}"
+        if o == "thread_local":
+            return f"thread_local-{self.tag}-{self.elem}"
+        if o == "gpu_rotate":
+            return f"gpu_rotate-{self.elem}-sg{self.sg}-w{self.width}-off{self.offset}"
+        return f"mma_rotate-{self.tag}-{self.elem}-sg{self.sg}-off{self.offset}"
+
+    @property
+    def spec_row(self) -> str:
+        names = {
+            "load_store": "gpu.subgroup_mma_load_matrix / store_matrix",
+            "compute": "gpu.subgroup_mma_compute",
+            "constant": "gpu.subgroup_mma_constant_matrix",
+            "elementwise": f"gpu.subgroup_mma_elementwise {self.optype}",
+            "thread_local": "gpu.subgroup_mma_extract_thread_local / insert_thread_local",
+            "gpu_rotate": "gpu.rotate",
+            "mma_rotate": "gpu.subgroup_mma_rotate (proposed, RFC lowering)",
+        }
+        return names[self.op]
+
+    @property
+    def axes(self) -> dict:
+        return {
+            "op": self.op,
+            "sg": self.sg,
+            "elem": self.elem,
+            "b": self.b,
+            "c": self.c,
+            "tag": self.tag,
+            "lead": self.lead,
+            "t1": self.t1,
+            "t2": self.t2,
+            "optype": self.optype,
+            "offset": self.offset,
+            "width": self.width,
+        }
+
+
+def _pow2_upto(n: int) -> list[int]:
+    out, w = [], 1
+    while w <= n:
+        out.append(w)
+        w *= 2
+    return out
+
+
+def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
+    """Every op of spec-digest 6.2 / 6.3 on its axes (data tiers do not
+    apply: every case uses exactly representable, distinct data)."""
+    del tiers
+    out: list[MlirCase] = []
+    for p in (
+        space()
+        .combine("elem", C_TYPES)
+        .combine("lead", ("tight", "padded"))
+        .combine("t1", (False, True))
+        .combine("t2", (False, True))
+    ):
+        out.append(MlirCase("load_store", 16, p.elem, tag="COp", lead=p.lead, t1=p.t1, t2=p.t2))
+    for p in (
+        space()
+        .expand_many(lambda p: ({"a": a, "b": b, "c": c} for a, b, c in COMPUTE_TYPES))
+        .combine("t1", (False, True))
+        .combine("t2", (False, True))
+        .combine("lead", ("tight", "padded"))
+    ):
+        out.append(MlirCase("compute", 16, p.a, p.b, p.c, lead=p.lead, t1=p.t1, t2=p.t2))
+    for c in C_TYPES:
+        out.append(MlirCase("constant", 16, c, tag="COp"))
+    for tag in ("AOp", "BOp"):
+        for a in ("f16", "si8", "f64"):
+            out.append(MlirCase("constant", 16, a, a, OBSERVE_C[a], tag=tag))
+    for op, (_, kind) in ELEMENTWISE.items():
+        for t in ELEMENTWISE_TYPES[kind]:
+            out.append(MlirCase("elementwise", 16, t, tag="COp", optype=op))
+    for tag in ("AOp", "BOp"):
+        for a in ("f16", "si8", "f32", "f64"):
+            out.append(MlirCase("thread_local", 16, a, a, OBSERVE_C[a], tag=tag))
+    for c in C_TYPES:
+        out.append(MlirCase("thread_local", 16, c, tag="COp"))
+    for t in ("i32", "f32", "f16"):
+        for sg in (8, 16, 32):
+            for w in _pow2_upto(sg):
+                for off in sorted({0, 1, w - 1} & set(range(w))):
+                    out.append(MlirCase("gpu_rotate", sg, t, offset=off, width=w))
+    for tag, t in (("AOp", "f16"), ("BOp", "f16"), ("COp", "f32"), ("COp", "i32")):
+        for sg in (8, 16, 32):
+            for off in sorted({0, 1, sg // 2, sg - 1}):
+                out.append(MlirCase("mma_rotate", sg, t, tag=tag, offset=off))
+    return out

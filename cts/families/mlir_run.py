@@ -1,0 +1,433 @@
+"""Execution of one MLIR case: a small program of gpu-dialect operations ->
+backend -> buffers -> verdict against :mod:`reference.mlir`.
+
+A program is a list of tuples (the backend interprets or compiles them):
+
+* ``("load", dst, buf, row, col, lead, transpose, rows, cols, elem, tag)``
+* ``("store", src, buf, row, col, lead, transpose)``
+* ``("compute", dst, a, b, c, a_transpose, b_transpose)``
+* ``("constant", dst, value, rows, cols, elem, tag)``
+* ``("elementwise", dst, opType, [args], result_elem)``
+* ``("extract_all", buf, m)``: buf[lane * n + i] = extract_thread_local(m, i)
+  for every constant index i (the SPIR-V lowering needs constant indices)
+* ``("insert_all", dst, m, buf)``: insert_thread_local of buf[lane * n + i]
+* ``("extract", reg, m, i)`` / ``("insert", dst, m, reg, i)``
+* ``("lane_ge", reg, k)``, ``("select", reg, cond, a, b)``
+* ``("sg_rotate", reg, src, offset)``: subgroup rotate (SPIR-V rule)
+* ``("gpu_rotate", reg, valid, src, offset, width)``
+* ``("read_lane", reg, buf)`` / ``("write_lane", buf, reg)``
+
+Buffers are (P, size) arrays, one row per subgroup (P subgroups per launch,
+each with its own data).  The thread-local map is never assumed: it is read
+back through ``extract_all`` of a matrix with distinct elements and checked
+to be a bijection (spec-digest 6.2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from reference import mlir as ref
+from reference.data import case_rng
+from reference.dtypes import etype
+
+from ..backends.base import CaseError
+from ..check import Verdict, compare
+from .mlir import OBSERVE_C
+
+__all__ = ["run_mlir", "NP", "ETYPE", "MlirResult", "SUBGROUPS"]
+
+NP = {
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "si8": np.int8,
+    "ui8": np.uint8,
+    "i32": np.int32,
+}
+ETYPE = {"f16": "f16", "f32": "f32", "f64": "f64", "si8": "i8", "ui8": "u8", "i32": "i32"}
+SUBGROUPS = 2
+SENTINEL = {"f16": -7.0, "f32": -7.0, "f64": -7.0, "i32": -7, "si8": -7, "ui8": 7}
+
+
+@dataclass
+class MlirResult:
+    verdict: Verdict
+    inputs: dict
+    expected: np.ndarray
+    actual: np.ndarray
+
+
+def _distinct(rng, elem: str, shape, lo_mag: int = 0) -> np.ndarray:
+    """Distinct exactly representable values per row of the batch."""
+    P, n = shape[0], int(np.prod(shape[1:]))
+    out = np.empty((P, n), dtype=np.float64)
+    for p in range(P):
+        if elem == "si8":
+            out[p] = rng.permutation(256)[:n] - 128
+        elif elem == "ui8":
+            out[p] = rng.permutation(256)[:n]
+        elif elem == "f16":
+            out[p] = rng.permutation(4096)[:n] - 2048 + lo_mag
+        else:
+            out[p] = rng.choice(1 << 20, size=n, replace=False) - (1 << 19)
+    return out.reshape(shape).astype(NP[elem])
+
+
+def _small(rng, elem: str, shape) -> np.ndarray:
+    """Operands whose products and sums stay exact in every accumulator."""
+    if elem == "si8":
+        return rng.integers(-128, 128, size=shape).astype(np.int8)
+    if elem == "ui8":
+        return rng.integers(0, 256, size=shape).astype(np.uint8)
+    if elem == "i32":
+        return rng.integers(-(2**31), 2**31, size=shape, dtype=np.int64).astype(np.int32)
+    return (rng.integers(-8, 9, size=shape) / 2).astype(NP[elem])
+
+
+def _verdict(case, exp: np.ndarray, act: np.ndarray, elem: str, ok=None, hint=None, notes=()) -> Verdict:
+    t = etype(ETYPE[elem])
+    e3 = np.asarray(exp).reshape(exp.shape[0], -1, exp.shape[-1]) if exp.ndim > 1 else exp[None, None]
+    a3 = np.asarray(act).reshape(e3.shape)
+    eb, ab = t.encode(e3.astype(np.float64)), t.encode(a3.astype(np.float64))
+    if ok is None:
+        ok = eb == ab
+    else:
+        ok = np.asarray(ok).reshape(e3.shape)
+    v = compare(eb, ab, t, ok, "exact", lambda s, r, c: (-1, -1), hint=hint)
+    v.notes.extend(notes)
+    return v
+
+
+def _mem_for(rows: int, cols: int, lead: int, row: int, col: int, transpose: bool) -> int:
+    span_r, span_c = (cols, rows) if transpose else (rows, cols)
+    return (row + span_r) * lead + col + span_c + lead
+
+
+def _lead(case_lead: str, rows: int, cols: int, transpose: bool) -> int:
+    tight = rows if transpose else cols
+    return tight + (3 if case_lead == "padded" else 0)
+
+
+def _run(backend, case, program, buffers) -> dict:
+    out = backend.run(case, program=program, buffers=buffers)
+    return {k: np.asarray(v) for k, v in out.items()}
+
+
+# ------------------------------------------------------------------- ops
+def _load_store(case, backend, rng):
+    M, N = case.tag_shape("COp")
+    e = case.elem
+    l1 = _lead(case.lead, M, N, case.t1)
+    l2 = _lead(case.lead, M, N, case.t2)
+    r1, c1 = 1, 2 if case.lead == "padded" else 0
+    r2, c2 = 2, 1 if case.lead == "padded" else 0
+    src = _distinct(rng, e, (SUBGROUPS, _mem_for(M, N, l1, r1, c1, case.t1)))
+    dst = np.full((SUBGROUPS, _mem_for(M, N, l2, r2, c2, case.t2)), SENTINEL[e], dtype=NP[e])
+    prog = [
+        ("load", "m", "src", r1, c1, l1, case.t1, M, N, e, "COp"),
+        ("store", "m", "dst", r2, c2, l2, case.t2),
+    ]
+    got = _run(backend, case, prog, {"src": src, "dst": dst})["dst"]
+    logical = ref.load_matrix(src, r1, c1, l1, M, N, case.t1)
+    exp = ref.store_matrix(dst, logical, r2, c2, l2, case.t2)
+    addr = {}
+    off = (r2 * l2 + c2) + (np.arange(N)[None, :] * l2 + np.arange(M)[:, None] if case.t2 else 0)
+    if not case.t2:
+        off = (r2 * l2 + c2) + np.arange(M)[:, None] * l2 + np.arange(N)[None, :]
+    for (r, c), a in np.ndenumerate(off):
+        addr[int(a)] = (r, c)
+
+    def hint(s, _r, a):
+        rc = addr.get(int(a))
+        return f"memref element {a}: " + (f"stored D[{rc[0]},{rc[1]}]" if rc else "outside the stored matrix")
+
+    v = _verdict(case, exp[:, None, :], got[:, None, :], e, hint=hint)
+    return MlirResult(v, {"src": src}, exp, got)
+
+
+def _compute_prog(case, A_mem, B_mem, C_mem, a_t, b_t, M, N, K, la, lb, lc, a_elem, b_elem, c_elem):
+    return [
+        ("load", "a", "A", 0, 0, la, a_t, M, K, a_elem, "AOp"),
+        ("load", "b", "B", 0, 0, lb, b_t, K, N, b_elem, "BOp"),
+        ("load", "c", "C", 0, 0, lc, False, M, N, c_elem, "COp"),
+        ("compute", "d", "a", "b", "c", a_t, b_t),
+        ("store", "d", "D", 0, 0, N, False),
+    ]
+
+
+def _compute(case, backend, rng):
+    M, N, K = case.mnk
+    a_e, b_e, c_e = case.elem, case.b, case.c
+    la, lb = _lead(case.lead, M, K, case.t1), _lead(case.lead, K, N, case.t2)
+    lc = N + (3 if case.lead == "padded" else 0)
+    A = _small(rng, a_e, (SUBGROUPS, M, K))
+    B = _small(rng, b_e, (SUBGROUPS, K, N))
+    C = _small(rng, c_e, (SUBGROUPS, M, N))
+    A_mem = np.zeros((SUBGROUPS, _mem_for(M, K, la, 0, 0, case.t1)), NP[a_e])
+    B_mem = np.zeros((SUBGROUPS, _mem_for(K, N, lb, 0, 0, case.t2)), NP[b_e])
+    C_mem = np.zeros((SUBGROUPS, _mem_for(M, N, lc, 0, 0, False)), NP[c_e])
+    A_mem = ref.store_matrix(A_mem, A, 0, 0, la, case.t1)
+    B_mem = ref.store_matrix(B_mem, B, 0, 0, lb, case.t2)
+    C_mem = ref.store_matrix(C_mem, C, 0, 0, lc, False)
+    prog = _compute_prog(case, A_mem, B_mem, C_mem, case.t1, case.t2, M, N, K, la, lb, lc, a_e, b_e, c_e)
+    D_mem = np.zeros((SUBGROUPS, M * N), NP[c_e])
+    got = _run(backend, case, prog, {"A": A_mem, "B": B_mem, "C": C_mem, "D": D_mem})["D"].reshape(
+        SUBGROUPS, M, N
+    )
+    exp = ref.compute(A, B, C, c_e == "i32")
+    v = _verdict(case, exp, got, c_e, hint=lambda s, r, c: f"D[{r},{c}]")
+    return MlirResult(v, {"A": A, "B": B, "C": C}, exp, got)
+
+
+def _selector(rows: int, cols: int, elem: str) -> np.ndarray:
+    return np.broadcast_to(np.eye(rows, cols), (SUBGROUPS, rows, cols)).astype(NP[elem])
+
+
+def _observe(case, tag: str, prog: list, bufs: dict, mat: str, M: int, N: int, K: int):
+    """Program tail that makes matrix ``mat`` (of ``tag``) visible in buffer
+    D: stored (COp), or multiplied by a selector matrix (AOp: A x I,
+    BOp: I x B) into the observation C type.  Returns the logical slice."""
+    e, c_e = case.elem, OBSERVE_C.get(case.elem, case.elem)
+    if tag == "COp":
+        prog.append(("store", mat, "D", 0, 0, N, False))
+        bufs["D"] = np.zeros((SUBGROUPS, M * N), NP[e])
+        return lambda D: D.reshape(SUBGROUPS, M, N), e
+    if tag == "AOp":
+        bufs["SEL"] = _selector(K, N, e).reshape(SUBGROUPS, -1)
+        prog.append(("load", "_sel", "SEL", 0, 0, N, False, K, N, e, "BOp"))
+        prog.append(("constant", "_zero", 0, M, N, c_e, "COp"))
+        prog.append(("compute", "_obs", mat, "_sel", "_zero", False, False))
+        bufs["D"] = np.zeros((SUBGROUPS, M * N), NP[c_e])
+        prog.append(("store", "_obs", "D", 0, 0, N, False))
+        return lambda D: D.reshape(SUBGROUPS, M, N)[:, :, :K], c_e
+    bufs["SEL"] = _selector(M, K, e).reshape(SUBGROUPS, -1)
+    prog.append(("load", "_sel", "SEL", 0, 0, K, False, M, K, e, "AOp"))
+    prog.append(("constant", "_zero", 0, M, N, c_e, "COp"))
+    prog.append(("compute", "_obs", "_sel", mat, "_zero", False, False))
+    bufs["D"] = np.zeros((SUBGROUPS, M * N), NP[c_e])
+    prog.append(("store", "_obs", "D", 0, 0, N, False))
+    return lambda D: D.reshape(SUBGROUPS, M, N)[:, :K, :], c_e
+
+
+def _constant(case, backend, rng):
+    M, N, K = case.mnk
+    e = case.elem
+    value = float(_small(rng, e, (1,))[0]) or 1.0
+    r, c = case.tag_shape(case.tag)
+    prog: list = [("constant", "m", value, r, c, e, case.tag)]
+    bufs: dict = {}
+    view, obs_e = _observe(case, case.tag, prog, bufs, "m", M, N, K)
+    got = view(_run(backend, case, prog, bufs)["D"])
+    exp = np.full(got.shape, value)
+    v = _verdict(case, exp, got, obs_e, hint=lambda s, i, j: f"element ({i},{j}) of the constant matrix")
+    return MlirResult(v, {"value": value}, exp, got)
+
+
+def _ew_operands(case, rng, shape):
+    op, e = case.optype, case.elem
+    kind = ref.ELEMENTWISE[op][1]
+    if kind == "i":
+        x = rng.integers(-(2**31), 2**31, size=shape, dtype=np.int64)
+        y = rng.integers(-(2**31), 2**31, size=shape, dtype=np.int64)
+        y = np.where(y == 0, 3, y)
+        y = np.where((x == -(2**31)) & (y == -1), 5, y)
+        small = rng.random(shape) < 0.3  # exact quotients and small products too
+        y = np.where(small, rng.integers(1, 9, size=shape) * rng.choice([-1, 1], size=shape), y)
+        return [x.astype(np.int32), y.astype(np.int32)]
+    if kind == "f32->f16":  # f32 values that need rounding to f16, with ties
+        m = rng.integers(1 << 23, 1 << 24, size=shape)
+        tie = rng.random(shape) < 0.25
+        m = np.where(tie, (m & ~0x1FFF) | 0x1000, m)
+        x = m * 2.0 ** rng.integers(-33, -13, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+        return [x.astype(np.float32)]
+    t = NP[e]
+    mag = 2.0 ** rng.uniform(-6, 6, size=shape)
+    x = (mag * rng.choice([-1.0, 1.0], size=shape)).astype(t)
+    y = (2.0 ** rng.uniform(-6, 6, size=shape) * rng.choice([-1.0, 1.0], size=shape)).astype(t)
+    x = np.where(x == 0, t(1), x)
+    y = np.where(y == 0, t(2), y)
+    return [x, y][: ref.ELEMENTWISE[op][0]]
+
+
+def _elementwise(case, backend, rng):
+    M, N = case.tag_shape("COp")
+    op, e = case.optype, case.elem
+    arity = ref.ELEMENTWISE[op][0]
+    res_e = {"extf": "f32", "truncf": "f16"}.get(op, e)
+    xs = _ew_operands(case, rng, (SUBGROUPS, M, N))[:arity]
+    prog, bufs = [], {}
+    for i, x in enumerate(xs):
+        bufs[f"X{i}"] = x.reshape(SUBGROUPS, -1)
+        prog.append(("load", f"x{i}", f"X{i}", 0, 0, N, False, M, N, e, "COp"))
+    prog.append(("elementwise", "r", op, [f"x{i}" for i in range(arity)], res_e))
+    prog.append(("store", "r", "D", 0, 0, N, False))
+    bufs["D"] = np.zeros((SUBGROUPS, M * N), NP[res_e])
+    got = _run(backend, case, prog, bufs)["D"].reshape(SUBGROUPS, M, N)
+    exact = ref.elementwise(op, [x.astype(np.float64 if e != "i32" else np.int64) for x in xs], res_e)
+    t = etype(ETYPE[res_e])
+    exp = t.round(exact) if t.is_float else exact
+    ok = None
+    notes = []
+    if op == "divf":  # 2.5 ulp (OpenCL / Vulkan division accuracy)
+        err = np.abs(got.astype(np.float64) - exact)
+        ok = err <= 2.5 * t.ulp(exact)
+        notes.append("divf: accepted within 2.5 ulp of the exact quotient")
+    v = _verdict(case, exp, got, res_e, ok=ok, notes=notes, hint=lambda s, i, j: f"{op} element ({i},{j})")
+    return MlirResult(v, {"x": xs}, exp, got)
+
+
+def _map_or_fail(ext: np.ndarray, logical: np.ndarray, what: str) -> np.ndarray:
+    idx, problems = ref.check_thread_map(ext, logical)
+    if problems:
+        raise _MapError(f"{what}: " + "; ".join(problems))
+    return idx
+
+
+class _MapError(Exception):
+    pass
+
+
+def _thread_local(case, backend, rng):
+    M, N, K = case.mnk
+    tag, e = case.tag, case.elem
+    r, c = case.tag_shape(tag)
+    S = case.sg
+    n = r * c // S
+    X = _distinct(rng, e, (SUBGROUPS, r, c))
+    V = _distinct(rng, e, (SUBGROUPS, S * n), lo_mag=0)
+    prog: list = [
+        ("load", "m", "X", 0, 0, c, False, r, c, e, tag),
+        ("extract_all", "E", "m"),
+        ("insert_all", "m2", "m", "V"),
+    ]
+    bufs = {"X": X.reshape(SUBGROUPS, -1), "V": V, "E": np.zeros((SUBGROUPS, S * n), NP[e])}
+    view, obs_e = _observe(case, tag, prog, bufs, "m2", M, N, K)
+    out = _run(backend, case, prog, bufs)
+    got = view(out["D"])
+    E = out["E"].reshape(SUBGROUPS, S, n)
+    exp = np.empty((SUBGROUPS, r, c))
+    notes = []
+    for p in range(SUBGROUPS):
+        try:
+            idx = _map_or_fail(E[p], X[p], f"subgroup {p} extract_thread_local")
+        except _MapError as err:
+            notes.append(str(err))
+            exp[p] = np.nan
+            continue
+        flat = np.empty(r * c)
+        flat[idx.reshape(-1)] = V[p].astype(np.float64)
+        exp[p] = flat.reshape(r, c)
+    if notes:
+        raise CaseError("; ".join(notes))
+    v = _verdict(case, exp, got, obs_e, hint=lambda s, i, j: f"element ({i},{j}) after insert_thread_local")
+    v.notes.append(f"{S} lanes x {n} thread-local indices cover all {r * c} elements exactly once")
+    return MlirResult(v, {"X": X, "V": V}, exp, got)
+
+
+def _gpu_rotate(case, backend, rng):
+    S, e = case.sg, case.elem
+    vals = _distinct(rng, e if e != "i32" else "f32", (SUBGROUPS, S)).astype(NP[e])
+    prog = [
+        ("read_lane", "v", "IN", e),
+        ("gpu_rotate", "r", "ok", "v", case.offset, case.width),
+        ("write_lane", "OUT", "r"),
+        ("write_lane", "VALID", "ok"),
+    ]
+    bufs = {"IN": vals, "OUT": np.zeros((SUBGROUPS, S), NP[e]), "VALID": np.full((SUBGROUPS, S), 7, np.int32)}
+    out = _run(backend, case, prog, bufs)
+    exp = np.empty((SUBGROUPS, S))
+    valid_exp = None
+    for p in range(SUBGROUPS):
+        exp[p], valid_exp = ref.gpu_rotate_expected(vals[p].astype(np.float64), case.offset, case.width)
+    got = out["OUT"]
+    valid = out["VALID"]
+    ok = (etype(ETYPE[e]).encode(exp) == etype(ETYPE[e]).encode(got.astype(np.float64))) | ~valid_exp[None, :]
+    ok &= (valid != 0) == valid_exp[None, :]
+    ok &= (valid == 0) | (valid == 1)
+
+    def hint(s, _r, lane):
+        return f"lane {lane}: valid expected {bool(valid_exp[lane])}, got {int(valid[s, lane])}"
+
+    v = _verdict(case, exp[:, None, :], got[:, None, :], e, ok=ok[:, None, :], hint=hint)
+    v.notes.append(f"lanes >= width {case.width} hold poison: only their valid flag (false) is checked")
+    return MlirResult(v, {"IN": vals}, exp, got)
+
+
+def _mma_rotate(case, backend, rng):
+    S, e, tag = case.sg, case.elem, case.tag
+    r, c = case.tag_shape(tag)
+    n = r * c // S
+    both = _distinct(rng, e, (SUBGROUPS, 2 * r * c))
+    A, B = both[:, : r * c].reshape(SUBGROUPS, r, c), both[:, r * c :].reshape(SUBGROUPS, r, c)
+    prog: list = [
+        ("load", "a", "A", 0, 0, c, False, r, c, e, tag),
+        ("load", "b", "B", 0, 0, c, False, r, c, e, tag),
+        ("extract_all", "EA", "a"),
+        ("extract_all", "EB", "b"),
+        ("constant", "res", 0, r, c, e, tag),
+        ("lane_ge", "cond", case.offset),
+    ]
+    for i in range(n):  # the RFC lowering, one thread-local index at a time
+        prog += [
+            ("extract", "xa", "a", i),
+            ("extract", "xb", "b", i),
+            ("select", "sel", "cond", "xa", "xb"),
+            ("sg_rotate", "rot", "sel", case.offset),
+            ("insert", "res", "res", "rot", i),
+        ]
+    prog.append(("extract_all", "ER", "res"))
+    bufs = {
+        "A": A.reshape(SUBGROUPS, -1),
+        "B": B.reshape(SUBGROUPS, -1),
+        **{k: np.zeros((SUBGROUPS, S * n), NP[e]) for k in ("EA", "EB", "ER")},
+    }
+    if tag == "COp":
+        prog.append(("store", "res", "D", 0, 0, c, False))
+        bufs["D"] = np.zeros((SUBGROUPS, r * c), NP[e])
+    out = _run(backend, case, prog, bufs)
+    problems = []
+    exp = np.empty((SUBGROUPS, S, n))
+    exp_d = np.empty((SUBGROUPS, r * c))
+    for p in range(SUBGROUPS):
+        ea, eb = out["EA"][p].reshape(S, n), out["EB"][p].reshape(S, n)
+        try:
+            ia = _map_or_fail(ea, A[p], f"subgroup {p} extract of A")
+            _map_or_fail(eb, B[p], f"subgroup {p} extract of B")
+        except _MapError as err:
+            problems.append(str(err))
+            continue
+        exp[p] = ref.mma_rotate_lowered(ea.astype(np.float64), eb.astype(np.float64), case.offset)
+        exp_d[p, ia.reshape(-1)] = exp[p].reshape(-1)
+    if problems:
+        raise CaseError("; ".join(problems))
+    got = out["ER"].reshape(SUBGROUPS, S, n)
+
+    def hint(s, lane, i):
+        return f"lane {lane} thread-local index {i} of the rotated matrix (offset {case.offset})"
+
+    v = _verdict(case, exp, got, e, hint=hint)
+    if tag == "COp" and v.passed:
+        v = _verdict(
+            case, exp_d[:, None, :], out["D"][:, None, :], e, hint=lambda s, _r, x: f"stored element {x}"
+        )
+        v.notes.append("stored result matches the thread-local image under the extracted map")
+    return MlirResult(v, {"A": A, "B": B}, exp, got)
+
+
+_OPS = {
+    "load_store": _load_store,
+    "compute": _compute,
+    "constant": _constant,
+    "elementwise": _elementwise,
+    "thread_local": _thread_local,
+    "gpu_rotate": _gpu_rotate,
+    "mma_rotate": _mma_rotate,
+}
+
+
+def run_mlir(case, backend, seed: int) -> MlirResult:
+    rng = case_rng(seed, f"{case.family}[{case.id}]")
+    return _OPS[case.op](case, backend, rng)

@@ -1,0 +1,56 @@
+"""Golden examples of the subgroup-rotate reference (spec-digest 6.4, 6.5;
+local-runtimes 2.2 / 2.4 observed results)."""
+
+import numpy as np
+import pytest
+
+from reference.rotate import delta_values, expected_rotation, rotate_source, rules_agree
+
+
+def test_spv_overview_example():
+    """SPV_KHR_subgroup_rotate overview: subgroup 16, delta 2: invocation 0
+    reads 2, invocation 14 reads 0."""
+    src = rotate_source(np.arange(16), 2, 16, "spirv")
+    assert src[0] == 2 and src[14] == 0
+
+
+@pytest.mark.parametrize("rule", ["opencl_c", "spirv"])
+def test_observed_intel_results(rule):
+    """Values seen on Intel's CPU runtime (local-runtimes 2.4): sg 8, delta 3
+    -> [3,4,5,6,7,0,1,2]; delta 1 cluster 4 -> [1,2,3,0,5,6,7,4]."""
+    lid = np.arange(8)
+    assert rotate_source(lid, 3, 8, rule).tolist() == [3, 4, 5, 6, 7, 0, 1, 2]
+    assert rotate_source(lid, 1, 4, rule).tolist() == [1, 2, 3, 0, 5, 6, 7, 4]
+
+
+def test_negative_delta_reads_the_lane_below():
+    """OpenCL C int -1 and SPIR-V unsigned 0xFFFFFFFF agree for power-of-two
+    groups: both read the lane below (rotate "up")."""
+    lid = np.arange(8)
+    exp = [7, 0, 1, 2, 3, 4, 5, 6]
+    assert rotate_source(lid, -1, 8, "opencl_c").tolist() == exp
+    assert rotate_source(lid, -1, 8, "spirv").tolist() == exp
+    assert rotate_source(lid, 2**31 - 1, 8, "spirv").tolist() == exp
+
+
+def test_wordings_differ_for_non_power_of_two():
+    """Spec-digest 6.5: "mod maximum subgroup size" vs "& (RGS - 1)"."""
+    assert rules_agree(16, np.array([d for _, d in delta_values(16)]))
+    assert not rules_agree(12, np.array([1]))
+    assert rotate_source(np.arange(12), 1, 12, "opencl_c")[11] == 0
+
+
+def test_partial_subgroup_reads_of_inactive_lanes_are_unchecked():
+    """Subgroup of max size 8 with 5 active lanes, delta 1: lane 4 reads lane
+    5 (inactive) -> not checked; the others are."""
+    vals = np.arange(5)[:, None] + 100
+    exp, checked, src = expected_rotation(
+        vals, np.zeros(5), np.arange(5), np.full(5, 5), np.full(5, 8), np.ones(5), None, "opencl_c"
+    )
+    assert checked.tolist() == [True, True, True, True, False]
+    assert exp[:4, 0].tolist() == [101, 102, 103, 104]
+
+
+def test_delta_classes_cover_the_checklist():
+    classes = {c for c, _ in delta_values(16, 4)}
+    assert classes == {"zero", "one", "n_minus_1", "n", "gt_n", "negative"}
