@@ -138,6 +138,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-check", action="store_true", help="run the random tiles but leave the model check")
     ap.add_argument("--from-saved", default=None, help="recompute the model tier from a saved run's folder")
     ap.add_argument(
+        "--dist", default="mixed", help="random tile data: mixed (default), wide, cancel; comma list"
+    )
+    ap.add_argument(
         "--jobs", type=int, default=1, help="worker processes for the model evaluation (default 1)"
     )
     args = ap.parse_args(argv)
@@ -174,6 +177,12 @@ def main(argv: list[str]) -> int:
 
 
 def _tiles(t: Target, model, args, out: Path) -> dict:
+    from .numerics_model import DISTS
+
+    dists = [d.strip() for d in args.dist.split(",") if d.strip()]
+    bad = [d for d in dists if d not in DISTS]
+    if bad or not dists:
+        raise ValueError(f"unknown --dist {', '.join(bad) or '(none)'}; known: {', '.join(DISTS)}")
     chunks: list[np.ndarray] = []
     ct = etype(t.c_type)
     if args.save_results or args.no_check:
@@ -193,7 +202,16 @@ def _tiles(t: Target, model, args, out: Path) -> dict:
             t.mma(*random_operands(t.a_type, t.c_type, S, t.M, t.N, t.K, args.seed * 100003 + i))
         res = {"tiles": args.tiles, "seed": args.seed, "chunk": 2000, "checked": False}
     else:
-        res = model_check(t, model, args.tiles, seed=args.seed, jobs=args.jobs)
+        res = model_check(t, model, args.tiles, seed=args.seed, jobs=args.jobs, dist=dists[0])
+        for d in dists[1:]:
+            res.setdefault("more", []).append(
+                {
+                    k: v
+                    for k, v in model_check(
+                        t, model, args.tiles, seed=args.seed, jobs=args.jobs, dist=d
+                    ).items()
+                }
+            )
     if chunks:
         name = f"results_{t.a_type}_{t.c_type}_{t.M}x{t.N}x{t.K}.npz"
         np.savez_compressed(

@@ -231,17 +231,38 @@ def monotonicity(pr: Prober, lay: _Layout, model: DevModel) -> Finding:
 
 
 # ------------------------------------------------------ the model tier
-def random_operands(a: str, c: str, S: int, M: int, N: int, K: int, seed: int) -> tuple:
-    """Random tiles: half the elements uniform in [0, 1), half log-uniform in
-    [2^-12, 2^4), random signs, rounded to the input / accumulator types."""
+DISTS = ("mixed", "wide", "cancel")
+
+
+def random_operands(a: str, c: str, S: int, M: int, N: int, K: int, seed: int, dist: str = "mixed") -> tuple:
+    """Random tiles, rounded to the input / accumulator types, random signs.
+
+    * ``mixed``: half the elements uniform in [0, 1), half log-uniform in [2^-12, 2^4).
+    * ``wide``: log-uniform over most of each type's range, subnormals
+      included (products and sums may underflow, and 16-bit results overflow).
+    * ``cancel``: ``mixed`` A and B, and C = -(A B) rounded to the accumulator
+      type plus a small random term: massive cancellation, the alignment
+      window decides the low bits.
+    """
+    if dist not in DISTS:
+        raise ValueError(f"unknown distribution {dist!r}; known: {', '.join(DISTS)}")
     rng = np.random.default_rng(seed)
     at, ct = etype(a), etype(c)
 
     def draw(shape, t):
-        mag = np.where(rng.random(shape) < 0.5, rng.random(shape), 2.0 ** rng.uniform(-12, 4, shape))
+        if dist == "wide":
+            hi = 5 if t.exp_bits == 5 else 40
+            e = rng.uniform(t.emin - t.man_bits, hi, shape)
+            mag = 2.0**e
+        else:
+            mag = np.where(rng.random(shape) < 0.5, rng.random(shape), 2.0 ** rng.uniform(-12, 4, shape))
         return t.round(np.where(rng.random(shape) < 0.5, -mag, mag))
 
-    return draw((S, M, K), at), draw((S, K, N), at), draw((S, M, N), ct)
+    A, B, C = draw((S, M, K), at), draw((S, K, N), at), draw((S, M, N), ct)
+    if dist == "cancel":
+        with np.errstate(over="ignore"):
+            C = ct.round(-(A @ B) + C * 2.0**-12)
+    return A, B, C
 
 
 def _equal(d: np.ndarray, m: np.ndarray) -> np.ndarray:
@@ -286,7 +307,14 @@ def _chunk_eval(args: tuple) -> np.ndarray:
 
 
 def model_check(
-    t: Target, model: DevModel, tiles: int, seed: int = 1, chunk: int = 2000, keep: int = 12, jobs: int = 1
+    t: Target,
+    model: DevModel,
+    tiles: int,
+    seed: int = 1,
+    chunk: int = 2000,
+    keep: int = 12,
+    jobs: int = 1,
+    dist: str = "mixed",
 ) -> dict:
     """The ``model`` tier: ``tiles`` random tiles through the device and the
     model; counts tiles and elements reproduced bit for bit.  The device runs
@@ -301,7 +329,7 @@ def model_check(
     runs = []
     for i, start in enumerate(range(0, tiles, chunk)):
         S = min(chunk, tiles - start)
-        A, B, C = random_operands(t.a_type, t.c_type, S, t.M, t.N, t.K, seed * 100003 + i)
+        A, B, C = random_operands(t.a_type, t.c_type, S, t.M, t.N, t.K, seed * 100003 + i, dist)
         D = np.asarray(t.mma(A, B, C), dtype=np.float64)
         digest.update(ct.encode(D).astype(np.uint64).tobytes())
         runs.append((start, A, B, C, D))
@@ -349,6 +377,7 @@ def model_check(
         "elements_mismatching": n_bad,
         "zero_sign_differences": zero_sign,
         "seed": seed,
+        "dist": dist,
         "chunk": chunk,
         "results_sha256": digest.hexdigest(),
         "examples": examples,

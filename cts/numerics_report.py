@@ -70,7 +70,11 @@ def _tier(r: dict) -> str:
         return "not run"
     if mt.get("checked") is False:
         return f"{mt['tiles']} run, not checked"
-    return f"{mt['tiles_bit_exact']}/{mt['tiles']} ({mt['elements_mismatching']} of {mt['elements']} elements differ)"
+    runs = [mt] + mt.get("more", [])
+    return "; ".join(
+        f"{m.get('dist', 'mixed')}: {m['tiles_bit_exact']}/{m['tiles']} ({m['elements_mismatching']} of {m['elements']} elements differ)"
+        for m in runs
+    )
 
 
 def _detail(r: dict) -> list[str]:
@@ -83,11 +87,11 @@ def _detail(r: dict) -> list[str]:
     )
     for m in rep.get("mismatches", []):
         out.append(f"* probe `{m['input']}` ({m['label']}): device {m['device']}, model {m['model']}")
-    mt = r.get("model_tier")
-    if mt and mt.get("checked", True) and "tiles_bit_exact" in mt:
+    tier = r.get("model_tier")
+    for mt in ([tier] + tier.get("more", [])) if tier and "tiles_bit_exact" in tier else []:
         out += [
             "",
-            f"Model tier: {mt['tiles_bit_exact']} of {mt['tiles']} random tiles reproduced bit for bit "
+            f"Model tier ({mt.get('dist', 'mixed')} data): {mt['tiles_bit_exact']} of {mt['tiles']} random tiles reproduced bit for bit "
             f"({mt['elements_mismatching']} of {mt['elements']} elements differ; "
             f"{mt['zero_sign_differences']} differ only in the sign of zero, counted equal; seed {mt['seed']}).",
         ]
