@@ -62,7 +62,7 @@ class JointEmulation:
 
     # --- element values --------------------------------------------------
     @staticmethod
-    def _dec(bits: np.ndarray, t: str) -> np.ndarray:
+    def _jm_dec(bits: np.ndarray, t: str) -> np.ndarray:
         b = np.asarray(bits).astype(np.uint64)
         if t in ("i8", "i16", "i32", "u8"):
             w = _BITS[t]
@@ -76,7 +76,7 @@ class JointEmulation:
         return (b & np.uint64(np.iinfo(ut).max)).astype(ut).view(ft).astype(np.float64)
 
     @staticmethod
-    def _enc(vals: np.ndarray, t: str) -> np.ndarray:
+    def _jm_enc(vals: np.ndarray, t: str) -> np.ndarray:
         v = np.asarray(vals)
         if t in ("i8", "u8", "i16", "i32"):
             return (v.astype(np.int64) & ((1 << _BITS[t]) - 1)).astype(np.uint64)
@@ -89,15 +89,15 @@ class JointEmulation:
             return v.astype(np.float64).astype(ft).view(ut).astype(np.uint64)
 
     # --- addressing --------------------------------------------------------
-    def _vnni(self, t: str) -> int:
+    def _jm_vnni(self, t: str) -> int:
         bits = _BITS[t] if t != "tf32" else 32
         if bits == 8:
             return 2 if "joint_vnni_factor_wrong" in self.faults else 4
         return 2 if bits == 16 else 1
 
-    def _coords(self, layout: str, R: int, C: int, t: str):
+    def _jm_coords(self, layout: str, R: int, C: int, t: str):
         """Memory-matrix (row, col) of every logical element, each (R, C)."""
-        f = self._vnni(t)
+        f = self._jm_vnni(t)
         r = np.arange(R)[:, None] + np.zeros((1, C), dtype=np.int64)
         c = np.arange(C)[None, :] + np.zeros((R, 1), dtype=np.int64)
         faults = self.faults
@@ -117,14 +117,14 @@ class JointEmulation:
             return c // f, r * f + c % f
         raise ValueError(f"unknown layout {layout!r}")
 
-    def _stride(self, stride: int, layout: str, R: int, C: int, t: str) -> int:
+    def _jm_stride(self, stride: int, layout: str, R: int, C: int, t: str) -> int:
         if "joint_stride_ignored" not in self.faults:
             return int(stride)
-        mr, mc = self._coords(layout, R, C, t)
+        mr, mc = self._jm_coords(layout, R, C, t)
         return int(mc.max()) + 1
 
     @staticmethod
-    def _gather(mem: np.ndarray, addr: np.ndarray) -> np.ndarray:
+    def _jm_gather(mem: np.ndarray, addr: np.ndarray) -> np.ndarray:
         S, size = mem.shape
         a = np.broadcast_to(addr, (S, *addr.shape[-2:])) if addr.ndim == 2 else addr
         ok = (a >= 0) & (a < size)
@@ -132,7 +132,7 @@ class JointEmulation:
         return np.where(ok, out, np.uint64(0)).astype(np.uint64)
 
     @staticmethod
-    def _scatter(mem: np.ndarray, addr: np.ndarray, bits: np.ndarray, write: np.ndarray | None = None):
+    def _jm_scatter(mem: np.ndarray, addr: np.ndarray, bits: np.ndarray, write: np.ndarray | None = None):
         S, size = mem.shape
         a = np.broadcast_to(addr, bits.shape)
         ok = (a >= 0) & (a < size)
@@ -141,52 +141,52 @@ class JointEmulation:
         s_idx = np.broadcast_to(np.arange(S)[:, None, None], bits.shape)
         mem[s_idx[ok], a[ok]] = bits[ok]
 
-    def _load(self, mem, layout, R, C, t, stride) -> np.ndarray:
-        mr, mc = self._coords(layout, R, C, t)
-        st = self._stride(stride, layout, R, C, t)
-        return self._dec(self._gather(np.asarray(mem, dtype=np.uint64), mr * st + mc), t)
+    def _jm_load(self, mem, layout, R, C, t, stride) -> np.ndarray:
+        mr, mc = self._jm_coords(layout, R, C, t)
+        st = self._jm_stride(stride, layout, R, C, t)
+        return self._jm_dec(self._jm_gather(np.asarray(mem, dtype=np.uint64), mr * st + mc), t)
 
-    def _store(self, mem, vals, layout, t, stride) -> np.ndarray:
+    def _jm_store(self, mem, vals, layout, t, stride) -> np.ndarray:
         S, R, C = vals.shape
         out = np.array(mem, dtype=np.uint64, copy=True)
-        mr, mc = self._coords(layout, R, C, t)
-        st = self._stride(stride, layout, R, C, t)
+        mr, mc = self._jm_coords(layout, R, C, t)
+        st = self._jm_stride(stride, layout, R, C, t)
         if "joint_store_overwrites_gaps" in self.faults:
             width = int(mc.max()) + 1
             for row in range(int(mr.max())):
                 out[:, row * st + width : (row + 1) * st] = 0
-        self._scatter(out, mr * st + mc, self._enc(vals, t))
+        self._jm_scatter(out, mr * st + mc, self._jm_enc(vals, t))
         return out
 
     # --- operations ----------------------------------------------------------
-    def _apply(self, vals, layout, t, coords: bool):
+    def _jm_apply(self, vals, layout, t, coords: bool):
         S, R, C = vals.shape
         if coords:
             r, c = np.arange(R)[:, None], np.arange(C)[None, :]
             if layout in ("packed", "packed_a") and "joint_apply_packed_coords" in self.faults:
-                r, c = self._coords(layout, R, C, t)
+                r, c = self._jm_coords(layout, R, C, t)
             if "joint_apply_coords_swapped" in self.faults:
                 r, c = c, r
             w = (r % 8) * 8 + (c % 8)
         else:
             w = 0
         if t in ("i8", "u8", "i16", "i32"):
-            return self._dec(self._enc(2 * vals.astype(np.int64) + w, t), t)
+            return self._jm_dec(self._jm_enc(2 * vals.astype(np.int64) + w, t), t)
         return 2.0 * vals + w
 
-    def _convert(self, vals, ts, td):
+    def _jm_convert(self, vals, ts, td):
         if "joint_copy_reinterprets" in self.faults and ts != td:
-            return self._dec(self._enc(vals, ts), td)
+            return self._jm_dec(self._jm_enc(vals, ts), td)
         return vals
 
-    def _mad(self, A, B, C, is_int):
+    def _jm_mad(self, A, B, C, is_int):
         if is_int:
             return np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64)
         with np.errstate(invalid="ignore", over="ignore"):
             return (A[:, :, :, None] * B[:, None, :, :]).sum(axis=2) + C
 
-    def _checked_mask(self, R, C, layout, t, height, width, cx, cy):
-        mr, mc = self._coords(layout, R, C, t)
+    def _jm_checked_mask(self, R, C, layout, t, height, width, cx, cy):
+        mr, mc = self._jm_coords(layout, R, C, t)
         gr = np.asarray(cx)[:, None, None] + mr[None]
         gc = np.asarray(cy)[:, None, None] + mc[None]
         ok = (gr < np.asarray(height)[:, None, None]) & (gc < np.asarray(width)[:, None, None])
@@ -197,54 +197,56 @@ class JointEmulation:
         if op == "mad":
             a, b, c, d = case.types
             la, lb, lc, ld = case.layouts
-            A = self._load(kw["a"], la, case.M, case.K, a, kw["sa"])
-            B = self._load(kw["b"], lb, case.K, case.N, b, kw["sb"])
-            Cv = self._load(kw["c"], lc, case.M, case.N, c, kw["sc"])
-            D = self._mad(A, B, Cv, a in ("i8", "u8"))
+            A = self._jm_load(kw["a"], la, case.M, case.K, a, kw["sa"])
+            B = self._jm_load(kw["b"], lb, case.K, case.N, b, kw["sb"])
+            Cv = self._jm_load(kw["c"], lc, case.M, case.N, c, kw["sc"])
+            D = self._jm_mad(A, B, Cv, a in ("i8", "u8"))
             if a in ("i8", "u8"):
-                D = self._dec(self._enc(D, "i32"), "i32")
+                D = self._jm_dec(self._jm_enc(D, "i32"), "i32")
             dt = c if "joint_d_as_c_type" in self.faults else d
-            return self._store(kw["d"], D, ld, dt, kw["sd"])
+            return self._jm_store(kw["d"], D, ld, dt, kw["sd"])
         use = case.use
         if op == "copy":
             ts, td = case.types
             us, ud = use.split(">")
             R, C = case.dims(us)
-            vals = self._convert(self._load(kw["src"], li, R, C, ts, kw["s_src"]), ts, td)
-            return self._store(kw["dst"], vals, lo, td, kw["s_dst"])
+            vals = self._jm_convert(self._jm_load(kw["src"], li, R, C, ts, kw["s_src"]), ts, td)
+            return self._jm_store(kw["dst"], vals, lo, td, kw["s_dst"])
         (t,) = case.types
         R, C = case.dims(use)
         S = kw["dst"].shape[0]
         if op == "ldst":
-            return self._store(kw["dst"], self._load(kw["src"], li, R, C, t, kw["s_src"]), lo, t, kw["s_dst"])
+            return self._jm_store(
+                kw["dst"], self._jm_load(kw["src"], li, R, C, t, kw["s_src"]), lo, t, kw["s_dst"]
+            )
         if op in ("apply", "apply_plain"):
-            vals = self._load(kw["src"], li, R, C, t, kw["s_src"])
-            return self._store(kw["dst"], self._apply(vals, li, t, op == "apply"), lo, t, kw["s_dst"])
+            vals = self._jm_load(kw["src"], li, R, C, t, kw["s_src"])
+            return self._jm_store(kw["dst"], self._jm_apply(vals, li, t, op == "apply"), lo, t, kw["s_dst"])
         if op == "fill":
-            v = self._dec(np.asarray(kw["value"], dtype=np.uint64), t)
-            return self._store(kw["dst"], np.broadcast_to(v[:, None, None], (S, R, C)), lo, t, kw["s_dst"])
+            v = self._jm_dec(np.asarray(kw["value"], dtype=np.uint64), t)
+            return self._jm_store(kw["dst"], np.broadcast_to(v[:, None, None], (S, R, C)), lo, t, kw["s_dst"])
         h, w, cx, cy = kw["height"], kw["width"], kw["cx"], kw["cy"]
         if op == "fill_checked":
-            ok, _, _ = self._checked_mask(R, C, "row", t, h, w, cx, cy)
+            ok, _, _ = self._jm_checked_mask(R, C, "row", t, h, w, cx, cy)
             if "joint_checked_no_zero_fill" in self.faults:
                 ok = np.ones_like(ok)
-            v = self._dec(np.asarray(kw["value"], dtype=np.uint64), t)
+            v = self._jm_dec(np.asarray(kw["value"], dtype=np.uint64), t)
             vals = np.where(ok, v[:, None, None], 0)
-            return self._store(kw["dst"], vals, lo, t, kw["s_dst"])
+            return self._jm_store(kw["dst"], vals, lo, t, kw["s_dst"])
         if op == "load_checked":
-            ok, gr, gc = self._checked_mask(R, C, li, t, h, w, cx, cy)
-            st = self._stride(kw["s_src"], li, R, C, t)
-            raw = self._gather(np.asarray(kw["src"], dtype=np.uint64), gr * st + gc)
+            ok, gr, gc = self._jm_checked_mask(R, C, li, t, h, w, cx, cy)
+            st = self._jm_stride(kw["s_src"], li, R, C, t)
+            raw = self._jm_gather(np.asarray(kw["src"], dtype=np.uint64), gr * st + gc)
             if "joint_checked_no_zero_fill" not in self.faults:
                 raw = np.where(ok, raw, np.uint64(0))
-            return self._store(kw["dst"], self._dec(raw, t), lo, t, kw["s_dst"])
+            return self._jm_store(kw["dst"], self._jm_dec(raw, t), lo, t, kw["s_dst"])
         if op == "store_checked":
-            vals = self._load(kw["src"], li, R, C, t, kw["s_src"])
-            ok, gr, gc = self._checked_mask(R, C, lo, t, h, w, cx, cy)
+            vals = self._jm_load(kw["src"], li, R, C, t, kw["s_src"])
+            ok, gr, gc = self._jm_checked_mask(R, C, lo, t, h, w, cx, cy)
             if "joint_checked_store_not_dropped" in self.faults:
                 ok = np.ones_like(ok)
-            st = self._stride(kw["s_dst"], lo, R, C, t)
+            st = self._jm_stride(kw["s_dst"], lo, R, C, t)
             out = np.array(kw["dst"], dtype=np.uint64, copy=True)
-            self._scatter(out, gr * st + gc, self._enc(vals, t), ok)
+            self._jm_scatter(out, gr * st + gc, self._jm_enc(vals, t), ok)
             return out
         raise ValueError(f"unknown joint_matrix op {op!r}")

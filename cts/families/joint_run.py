@@ -70,10 +70,29 @@ def _image(rng, t, X_bits, layout, f, stride, extra: int = 8):
     return J.store_image(canary, X_bits, layout, f, stride)
 
 
-def _mem_verdict(exp: np.ndarray, act: np.ndarray, t: ElemType, stride: int, ok=None) -> Verdict:
+def _mem_verdict(
+    exp: np.ndarray, act: np.ndarray, t: ElemType, stride: int, ok=None, logical=None
+) -> Verdict:
     """Bit comparison of whole memory buffers; mismatches are named by the
-    memory matrix (row, col) = (offset // stride, offset % stride)."""
+    memory matrix (row, col) = (offset // stride, offset % stride), the
+    offset, and (``logical`` = (R, C, layout, f) of the stored matrix) the
+    logical element stored there or "padding"."""
     S, size = exp.shape
+    where_logical = None
+    if logical is not None:
+        R, C, layout, f = logical
+        idx = np.arange(1, R * C + 1, dtype=np.uint64).reshape(1, R, C)
+        where_logical = J.store_image(np.zeros((1, size), dtype=np.uint64), idx, layout, f, stride)[0]
+
+    def hint(s, r, c):
+        o = r * stride + c
+        if where_logical is None or o >= size:
+            return f"memory offset {o}"
+        v = int(where_logical[o])
+        if v == 0:
+            return f"memory offset {o}: padding, must be left untouched"
+        return f"memory offset {o}: logical element ({(v - 1) // logical[1]}, {(v - 1) % logical[1]})"
+
     rows = -(-size // stride)
     pad = rows * stride - size
 
@@ -82,9 +101,7 @@ def _mem_verdict(exp: np.ndarray, act: np.ndarray, t: ElemType, stride: int, ok=
 
     e, a = shape(exp.astype(np.uint64), 0), shape(np.asarray(act).astype(np.uint64), 0)
     okm = (e == a) if ok is None else shape(ok, True)
-    return compare(
-        e, a, t, okm, "E", lambda s, r, c: (-1, -1), hint=lambda s, r, c: f"memory offset {r * stride + c}"
-    )
+    return compare(e, a, t, okm, "E", lambda s, r, c: (-1, -1), hint=hint)
 
 
 def _gap_mask(S, R, C, layout, f, stride, size) -> np.ndarray:
@@ -128,12 +145,15 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
     D_bits = J.load_image(out, M, N, ld, 1, sd) & np.uint64(J.mem_type(d).mask)
     inputs = {"A": A, "B": B, "C": C, **bufs, **st}
 
-    def where(s, r, col):
+    def where(s, r, col):  # the element -> work-item mapping is implementation-defined
         return -1, -1
+
+    def hint(s, r, col):
+        return f"D memory offset {r * sd + col if ld == 'row' else col * sd + r} ({ld}, stride {sd})"
 
     if not ts[a].is_float:
         exp_bits = dt.encode(mma_int(A, B, C, 32))
-        v = compare(exp_bits, D_bits, dt, exp_bits == D_bits, "I", where)
+        v = compare(exp_bits, D_bits, dt, exp_bits == D_bits, "I", where, hint=hint)
     else:
         ref = mma_float(A, B, C)
         exp_bits = dt.encode(ref.value)
@@ -143,7 +163,7 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
             ok = float_close(expected, actual, np.zeros_like(expected))
             rule = "R" if case.tier == "rounding" else "E"
             err = np.abs(np.nan_to_num(actual - expected))
-            v = compare(exp_bits, D_bits, dt, ok, rule, where, error=err, bound=np.zeros_like(err))
+            v = compare(exp_bits, D_bits, dt, ok, rule, where, error=err, bound=np.zeros_like(err), hint=hint)
         else:
             bound = mma_float_bound(ref.abs_sum, ref.value, K, acc, d, profile)
             if a == "f64":  # products of f64 are rounded once more in the reference
@@ -152,10 +172,10 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
             with np.errstate(invalid="ignore"):
                 fin = np.isfinite(ref.value) & np.isfinite(actual)
                 err = np.where(fin, np.abs(actual - ref.value), 0.0)
-            v = compare(exp_bits, D_bits, dt, ok, "F", where, error=err, bound=bound)
+            v = compare(exp_bits, D_bits, dt, ok, "F", where, error=err, bound=bound, hint=hint)
     if v.passed:  # the store must leave the padding alone
         gaps = ~_gap_mask(S, M, N, ld, 1, sd, size_d)
-        g = _mem_verdict(canary, out, J.mem_type(d), sd, ok=~gaps | (canary == out))
+        g = _mem_verdict(canary, out, J.mem_type(d), sd, ok=~gaps | (canary == out), logical=(M, N, ld, 1))
         if not g.passed:
             g.notes.append("D store changed memory outside the matrix (padding between rows)")
             v = g
@@ -282,7 +302,8 @@ def _run_single(case, backend, rng, S) -> RunResult:
     ok = None
     if td == "tf32" and op in ("copy", "apply", "apply_plain", "fill"):
         ok = (expected == out) | J.tf32_accepts(expected, out)
-    v = _mem_verdict(expected, out, mt_d, s_out, ok)
+    lg = None if op == "store_checked" else (R, C, lo, fo)
+    v = _mem_verdict(expected, out, mt_d, s_out, ok, logical=lg)
     if not v.passed:
         v.notes.append(
             f"memory: {op} {us}{'>' + ud if op == 'copy' else ''} layout {li}->{lo}, "

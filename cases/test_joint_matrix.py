@@ -1,0 +1,31 @@
+"""Conformance cases for SYCL joint_matrix (spec-digest section 5).
+
+Every combination table of spec-digest 5.3 and the old API's table (5.1),
+for the operations fill, load/store (each layout and stride), mad (D type may
+differ from C type), copy (type / use / layout change), apply with row/column
+coordinates, and the checked load / store / fill out-of-bounds rules; ids
+carry arch, API, operation, types, M/N/K, use, layouts, stride and tier, e.g.
+``test_joint_matrix[xmx16-cur-mad-bf16_bf16_f32_bf16-m8n16k16-mad-row_packed_row_row-tight-rounding]``.
+
+``test_joint_matrix_coop`` realizes the mad combinations through a backend's
+cooperative-matrix entry (Vulkan, VK_KHR_cooperative_matrix) where the
+device reports a matching property, and skips with the reason elsewhere.
+"""
+
+import pytest
+
+from cts.families.joint import joint_cases
+from cts.families.joint_coop import coop_cases, run_joint_coop
+from cts.families.joint_run import run_joint
+
+
+@pytest.mark.cts_cases.with_args(joint_cases)
+def test_joint_matrix(case, cts):
+    """One joint_matrix operation on one combination, layout and data tier."""
+    cts.check(case, run_joint)
+
+
+@pytest.mark.cts_cases.with_args(coop_cases)
+def test_joint_matrix_coop(case, cts):
+    """joint_matrix_mad realized as a cooperative-matrix MulAdd on a device."""
+    run_joint_coop(case, cts)

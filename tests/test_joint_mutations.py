@@ -1,0 +1,84 @@
+"""Mutation proof for joint_matrix: the clean emulator passes every case of
+the catalog, and each named fault of the joint_matrix emulator mixin makes
+at least one case fail -- the one the fault targets.
+
+Runs in-process with few tiles per case.  Cases are interleaved across
+operations so a fault is met early; the fault -> first catching case table
+is printed (``pytest tests/test_joint_mutations.py -s``).
+"""
+
+from collections import defaultdict
+from itertools import zip_longest
+
+import pytest
+from tabulate import tabulate
+
+from cts.backends.emu_joint import JOINT_FAULTS
+from cts.backends.emulator import EmulatorBackend
+from cts.families.joint import joint_cases
+from cts.families.joint_run import run_joint
+from reference.data import TIERS
+
+SEED = 1
+TILES = 4
+
+# the operation each fault must be caught by (the one that exercises it)
+TARGET = {
+    "joint_packed_as_row": "mad",
+    "joint_stride_ignored": "ldst",
+    "joint_col_major_transposed_twice": "mad",
+    "joint_vnni_factor_wrong": "mad",
+    "joint_checked_no_zero_fill": "load_checked",
+    "joint_checked_store_not_dropped": "store_checked",
+    "joint_apply_coords_swapped": "apply",
+    "joint_apply_packed_coords": "apply",
+    "joint_store_overwrites_gaps": "ldst",
+    "joint_d_as_c_type": "mad",
+    "joint_copy_reinterprets": "copy",
+    "joint_packed_a_as_packed_b": "mad",
+}
+
+
+def _interleaved():
+    by_op = defaultdict(list)
+    for c in joint_cases(TIERS):
+        by_op[c.op].append(c)
+    out = []
+    for group in zip_longest(*by_op.values()):
+        out += [c for c in group if c is not None]
+    return out
+
+
+CASES = _interleaved()
+
+
+def test_every_fault_has_a_target():
+    assert set(TARGET) == set(JOINT_FAULTS)
+
+
+def test_clean_emulator_passes_every_case():
+    be = EmulatorBackend()
+    failed = [c.id for c in CASES if not run_joint(c, be, SEED, subgroups=TILES).verdict.passed]
+    assert failed == []
+
+
+@pytest.fixture(scope="module")
+def first_catch():
+    table = {}
+    for fault in JOINT_FAULTS:
+        be = EmulatorBackend((fault,))
+        table[fault] = None
+        for c in CASES:
+            if c.op != TARGET[fault]:
+                continue
+            if not run_joint(c, be, SEED, subgroups=TILES).verdict.passed:
+                table[fault] = c.id
+                break
+    rows = [[f, JOINT_FAULTS[f], table[f] or "NOT CAUGHT"] for f in JOINT_FAULTS]
+    print("\n" + tabulate(rows, headers=["fault", "what", "first catching case"], tablefmt="github"))
+    return table
+
+
+@pytest.mark.parametrize("fault", list(JOINT_FAULTS))
+def test_fault_is_caught_by_its_target_operation(fault, first_catch):
+    assert first_catch[fault], f"fault {fault!r} not caught by any {TARGET[fault]} case"
