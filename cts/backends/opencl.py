@@ -138,9 +138,10 @@ class IntelOpenCL:
 __all__ = ["OpenCLBackend", "BuildStats", "default_cache_dir", "_OPENCL_MIXINS"]
 
 # Family mixins, one line each (their modules: cts/backends/opencl_<family>.py).
+from .opencl_rotate import RotateOpenCL  # noqa: E402
 from .opencl_spirv import SpirvOpenCL  # noqa: E402
 
-_OPENCL_MIXINS: tuple[type, ...] = (IntelOpenCL, SpirvOpenCL)
+_OPENCL_MIXINS: tuple[type, ...] = (IntelOpenCL, SpirvOpenCL, RotateOpenCL)
 
 SUBGROUPS_PER_CASE = 32
 
