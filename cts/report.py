@@ -179,9 +179,16 @@ def write_reports(rows: list[dict], out_dir: str | Path, sessions: list[dict] | 
     return [md, page, res]
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line (`cts <cmd>: message`, exit 2)."""
+
+    def error(self, message: str):
+        raise ValueError(f"{message} (see --help)")
+
+
 def main(argv: list[str]) -> int:
     """``python -m cts report JOURNAL_OR_DIR... --out DIR``."""
-    ap = argparse.ArgumentParser(
+    ap = OneLineParser(
         prog="python -m cts report",
         description="merge journals (files or folders of *.jsonl: xdist workers, shards, resumed runs) "
         "into report.md, report.html and results.csv",

@@ -23,7 +23,6 @@ The bundle holds
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import importlib
 import json
@@ -248,7 +247,9 @@ def write_bundle(
 
 
 def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(
+    from .report import OneLineParser
+
+    ap = OneLineParser(
         prog="python -m cts repro",
         description="write a standalone bundle (inputs .npy, expected result, kernel, run_case.py) for one case",
     )
