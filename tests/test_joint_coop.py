@@ -91,3 +91,20 @@ def test_wrong_device_muladd_is_caught(wrong):
     case = _case(("f16", "f16", "f32", "f32"), 16, 16, 16, "onehot", ("row", "packed", "row", "row"))
     dev = CoopJointDevice(None, H100_LIKE[1], 32, muladd=wrong)
     assert not run_joint(case, dev, 1, subgroups=4).verdict.passed
+
+
+@pytest.mark.parametrize("tier", ["exact", "onehot", "random", "special"])
+def test_through_the_cooperative_matrix_family_entry(tier):
+    """End to end with the cooperative-matrix family's own ``coop_muladd``
+    on the emulator (its run_coop_matrix plays the device)."""
+    from cts.backends.emulator import EmulatorBackend
+    from cts.families.coop import CoopEntry
+
+    entry = CoopEntry(16, 16, 16, "f16", "f16", "f32", "f32")
+    case = _case(("f16", "f16", "f32", "f32"), 16, 16, 16, tier, ("row", "packed", "row", "col"))
+    assert matching_entry([entry], case) == entry
+    dev = CoopJointDevice(EmulatorBackend(), entry, 32)
+    assert run_joint(case, dev, 1, subgroups=4).verdict.passed
+    wrong = CoopJointDevice(EmulatorBackend(("coop_acc_ignored",)), entry, 32)
+    if tier != "special":  # NaN/inf accumulators can hide a dropped C
+        assert not run_joint(case, wrong, 1, subgroups=4).verdict.passed

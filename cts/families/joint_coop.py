@@ -123,7 +123,10 @@ def run_joint_coop(case: JointCase, cts) -> None:
         )
     got = be.coop_entries()
     if got is None:
-        pytest.skip(f"backend {be.name!r}: the device's cooperative-matrix properties could not be queried")
+        why = getattr(be, "reason", None) or "no device"
+        pytest.skip(
+            f"backend {be.name!r}: no cooperative-matrix properties to realize joint_matrix with ({why})"
+        )
     entries, sg = got
     e = matching_entry(entries, case)
     if e is None:
