@@ -34,7 +34,11 @@ def emulator_models() -> dict[str, DevModel]:
 
 
 class NumericsEmulation:
-    FAULTS: dict[str, str] = {}
+    FAULTS: dict[str, str] = {
+        "numerics_order_drift": "float MMA: every other tile sums its products in reverse blocks of 4 "
+        "(a device no single fingerprint explains)",
+        "numerics_rne_ties_away": "float MMA: ties of the final rounding go away from zero on odd tiles",
+    }
     model: DevModel | None = None
     _num_case = None
 
@@ -56,7 +60,18 @@ class NumericsEmulation:
 
             raise Unsupported(f"emulator has no float MMA {a_type}*{a_type}+{c_type} {M}x{N}x{K}")
         m = self.model or MODELS["exact_rne"]
-        return model_mma(m, A, B, C, a_type, c_type)
+        D = model_mma(m, A, B, C, a_type, c_type)
+        faults = getattr(self, "faults", frozenset())
+        if A.shape[0] > 1 and faults & {"numerics_order_drift", "numerics_rne_ties_away"}:
+            odd = slice(1, None, 2)
+            if "numerics_order_drift" in faults:
+                alt = m.with_(
+                    block=4, order="reverse", extra_bits=m.extra_bits if m.extra_bits is not None else 2
+                )
+            else:
+                alt = m.with_(acc_rounding="rna", out_rounding="rna")
+            D[odd] = model_mma(alt, A[odd], B[odd], C[odd], a_type, c_type)
+        return D
 
     # --- Intel built-ins through the model ------------------------------
     def run_intel_mma(self, case, a, b, c):
