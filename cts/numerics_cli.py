@@ -148,6 +148,11 @@ def main(argv: list[str]) -> int:
         raise ValueError("--tiles must be >= 0")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    from .numerics_model import DISTS
+
+    bad = [d for d in args.dist.split(",") if d.strip() and d.strip() not in DISTS]
+    if bad or not args.dist.strip():
+        raise ValueError(f"unknown --dist {', '.join(bad) or '(none)'}; known: {', '.join(DISTS)}")
     if args.from_saved:
         return _from_saved(Path(args.from_saved), out, args)
     if args.emulator_model and args.emulator_model not in MODELS:
@@ -230,11 +235,19 @@ def _from_saved(src: Path, out: Path, args) -> int:
         if "saved" not in mt:
             continue
         m = DevModel(**rec["model"])
-        a, c = rec["model"] and rec["target"].split("*")[0], rec["target"].split("+")[1].split("->")[0]
+        a, c = rec["target"].split("*")[0], rec["target"].split("+")[1].split("->")[0]
         M, N, K = (int(x) for x in rec["target"].split()[-1].split("x"))
         t = Target(rec["device"], M, N, K, a, c, _Saved(src / mt["saved"]))
         t0 = time.time()
-        res = model_check(t, m, mt["tiles"], seed=mt["seed"], chunk=mt.get("chunk", 2000), jobs=args.jobs)
+        res = model_check(
+            t,
+            m,
+            mt["tiles"],
+            seed=mt["seed"],
+            chunk=mt.get("chunk", 2000),
+            jobs=args.jobs,
+            dist=mt.get("dist", "mixed"),
+        )
         res["saved"] = mt["saved"]
         res["recomputed_from_saved"] = True
         rec["model_tier"] = res

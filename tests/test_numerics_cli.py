@@ -1,0 +1,41 @@
+"""``python -m cts numerics``: the fingerprint table with evidence, JSON and
+markdown for the report, one-line errors for bad input (issue 8)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def _cli(*args: str, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "cts", "numerics", *args], capture_output=True, text=True, timeout=300, cwd=cwd
+    )
+
+
+def test_fingerprint_of_a_modelled_emulator(tmp_path):
+    p = _cli(
+        "--emulator-model", "trunc_b8_e3", "--targets", "f16:f32", "--tiles", "20", "--out", str(tmp_path)
+    )
+    assert p.returncode == 0, p.stderr
+    rec = json.loads((tmp_path / "fingerprint.json").read_text())[0]
+    assert rec["findings"]["block_structure"]["value"]["block"] == 8
+    assert rec["findings"]["window"]["value"]["extra_bits"] == 3
+    assert rec["model_tier"]["tiles_bit_exact"] == 20
+    md = (tmp_path / "fingerprint.md").read_text()
+    assert "| block_structure" in md and "deciding input" in md and "`C=2^30, p0=-2^30, p8=2^-28`" in md
+    assert "8 per step, forward, C first" in p.stdout
+
+
+def test_bad_input_is_one_line(tmp_path):
+    for args, words in (
+        (("--targets", "f16:f64"), "not offered"),
+        (("--emulator-model", "nope"), "unknown --emulator-model"),
+        (("--backend", "cuda"), "unknown backend"),
+        (("--targets", "f16:f32", "--dist", "gauss", "--tiles", "2"), "unknown --dist"),
+    ):
+        p = _cli(*args, "--out", str(tmp_path))
+        assert p.returncode == 2, (args, p.stdout, p.stderr)
+        lines = [x for x in p.stderr.splitlines() if x.strip()]
+        assert len(lines) == 1 and words in lines[0], (args, p.stderr)
