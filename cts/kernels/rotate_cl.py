@@ -75,3 +75,140 @@ kernel void rotate_k(global const {t}* in, global const int* deltas, global {t}*
 }}
 """
     )
+
+
+# ----------------------------------------------------------------- MLIR
+_CTYPE = {
+    "float16": "half",
+    "float32": "float",
+    "float64": "double",
+    "int32": "int",
+    "int8": "char",
+    "uint8": "uchar",
+}
+_ELEM_C = {"f16": "half", "f32": "float", "f64": "double", "i32": "int", "si8": "char", "ui8": "uchar"}
+
+
+def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tuple[str, ...], set[str]]:
+    """OpenCL C for an MLIR program of the rotate-based ops (``mlir_run.py``
+    documents the program form): one subgroup of ``sg`` work-items per
+    work-group, one buffer row per subgroup.  A matrix is a private array per
+    work-item (element e = i * sg + lane in row-major order: this lowering's
+    thread-local map, which the suite reads back and checks);
+    ``gpu.rotate`` becomes ``sub_group_clustered_rotate(v, offset, width)``
+    (the SPIR-V lowering with ClusterSize = width) and the mma_rotate
+    lowering's rotate ``sub_group_rotate(v, offset)``.
+
+    Returns (source, argument names, names of the buffers written)."""
+    names = tuple(buffers)
+    size = {k: int(v.shape[1]) for k, v in buffers.items()}
+    ctype = {k: _CTYPE[str(v.dtype)] for k, v in buffers.items()}
+    written: set[str] = set()
+    mats: dict[str, tuple[str, int, int, int]] = {}  # name -> (C type, n, rows, cols)
+    regs: dict[str, str] = {}  # program register -> current C variable
+    rtype: dict[str, str] = {}  # C variable -> C type
+    body: list[str] = []
+    counter = [0]
+
+    def fresh(prefix: str) -> str:
+        counter[0] += 1
+        return f"{prefix}{counter[0]}"
+
+    def at(buf: str, index: str) -> str:
+        return f"{buf}[p * {size[buf]} + ({index})]"
+
+    for op in program:
+        kind = op[0]
+        if kind == "load":
+            _, dst, buf, row, col, lead, tr, rows, cols, elem, _tag = op
+            n = rows * cols // sg
+            t = _ELEM_C[elem]
+            mats[dst] = (t, n, rows, cols)
+            body.append(f"{t} m_{dst}[{n}];")
+            for i in range(n):
+                e = f"({i} * {sg} + lane)"
+                r, c = f"({e} / {cols})", f"({e} % {cols})"
+                addr = f"{row * lead + col} + " + (f"{c} * {lead} + {r}" if tr else f"{r} * {lead} + {c}")
+                body.append(f"m_{dst}[{i}] = {at(buf, addr)};")
+        elif kind == "store":
+            _, src, buf, row, col, lead, tr = op
+            t, n, rows, cols = mats[src]
+            written.add(buf)
+            for i in range(n):
+                e = f"({i} * {sg} + lane)"
+                r, c = f"({e} / {cols})", f"({e} % {cols})"
+                addr = f"{row * lead + col} + " + (f"{c} * {lead} + {r}" if tr else f"{r} * {lead} + {c}")
+                body.append(f"{at(buf, addr)} = m_{src}[{i}];")
+        elif kind == "constant":
+            _, dst, value, rows, cols, elem, _tag = op
+            n = rows * cols // sg
+            t = _ELEM_C[elem]
+            mats[dst] = (t, n, rows, cols)
+            body.append(f"{t} m_{dst}[{n}];")
+            body += [f"m_{dst}[{i}] = ({t})({value!r});" for i in range(n)]
+        elif kind == "extract_all":
+            _, buf, m = op
+            t, n, _, _ = mats[m]
+            written.add(buf)
+            body += [f"{at(buf, f'lane * {n} + {i}')} = m_{m}[{i}];" for i in range(n)]
+        elif kind == "extract":
+            _, reg, m, i = op
+            v = fresh("x")
+            body.append(f"{mats[m][0]} {v} = m_{m}[{i}];")
+            regs[reg], rtype[v] = v, mats[m][0]
+        elif kind == "insert":
+            _, dst, m, reg, i = op
+            if dst != m:
+                t, n, rows, cols = mats[m]
+                mats[dst] = mats[m]
+                body.append(f"{t} m_{dst}[{n}];")
+                body += [f"m_{dst}[{j}] = m_{m}[{j}];" for j in range(n)]
+            body.append(f"m_{dst}[{i}] = {regs[reg]};")
+        elif kind == "lane_ge":
+            _, reg, k = op
+            v = fresh("c")
+            body.append(f"int {v} = lane >= {k};")
+            regs[reg], rtype[v] = v, "int"
+        elif kind == "select":
+            _, reg, cond, a, b = op
+            v = fresh("s")
+            t = rtype[regs[a]]
+            body.append(f"{t} {v} = {regs[cond]} ? {regs[a]} : {regs[b]};")
+            regs[reg], rtype[v] = v, t
+        elif kind == "sg_rotate":
+            _, reg, src, off = op
+            v = fresh("r")
+            t = rtype[regs[src]]
+            body.append(f"{t} {v} = sub_group_rotate({regs[src]}, {off});")
+            regs[reg], rtype[v] = v, t
+        elif kind == "gpu_rotate":
+            _, reg, valid, src, off, width = op
+            v, ok = fresh("r"), fresh("ok")
+            t = rtype[regs[src]]
+            body.append(f"{t} {v} = sub_group_clustered_rotate({regs[src]}, {off}, {width}u);")
+            body.append(f"int {ok} = lane < {width};")
+            regs[reg], regs[valid], rtype[v], rtype[ok] = v, ok, t, "int"
+        elif kind == "read_lane":
+            _, reg, buf, elem = op
+            v = fresh("v")
+            body.append(f"{_ELEM_C[elem]} {v} = {at(buf, 'lane')};")
+            regs[reg], rtype[v] = v, _ELEM_C[elem]
+        elif kind == "write_lane":
+            _, buf, reg = op
+            written.add(buf)
+            body.append(f"{at(buf, 'lane')} = ({ctype[buf]}){regs[reg]};")
+        else:
+            raise ValueError(f"MLIR op {kind!r} has no OpenCL C realization here")
+    params = ", ".join(f"global {'' if k in written else 'const '}{ctype[k]}* {k}" for k in names)
+    pragmas = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n" if "half" in "".join(body) + params else ""
+    if "double" in "".join(body) + params:
+        pragmas += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    src = (
+        f"/* MLIR gpu dialect program, rotate-based lowering, subgroup size {sg} */\n{pragmas}"
+        f"__attribute__((intel_reqd_sub_group_size({sg})))\n"
+        f"kernel void mlir_k({params})\n{{\n"
+        "    size_t p = get_group_id(0);\n    uint lane = get_sub_group_local_id();\n"
+        + "".join(f"    {line}\n" for line in body)
+        + "}\n"
+    )
+    return src, names, written
