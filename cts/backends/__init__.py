@@ -11,6 +11,7 @@ __all__ = ["BACKENDS", "make_backend", "Backend", "BackendError", "CaseError", "
 BACKENDS = {
     "emulator": "cts.backends.emulator:EmulatorBackend",
     "opencl": "cts.backends.opencl:OpenCLBackend",
+    "vulkan": "cts.backends.vulkan:VulkanBackend",
 }
 
 

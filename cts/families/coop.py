@@ -258,13 +258,21 @@ def _muladd_tiers(e: CoopEntry, tiers: tuple[str, ...]) -> list[str]:
     return base
 
 
-def _api_allows(api: str, entry: CoopEntry | None = None, mat: MatType | None = None, op: str = "") -> bool:
+def _api_allows(
+    api: str, entry: CoopEntry | None = None, mat: MatType | None = None, op: str = "", to: str = ""
+) -> bool:
     """OpenCL forms: Subgroup scope only, no bf16 (cl_khr_cooperative_matrix
     draft, spec-digest 4.4); no OpMatrixTimesScalar in OpenCL environments
     for SPIR-V (spec-digest 4.1); the OpenCL C proposal defines load, store,
     mulAdd and the operators + - * / unary - and matrix * scalar only."""
     if api == "vk":
-        return True
+        types = (entry.A, entry.B, entry.C, entry.R) if entry else (mat.t,)
+        # SPV_KHR_bfloat16: no arithmetic instructions on BFloat16KHR (spirv-val
+        # rejects OpFAdd ... on bf16 matrices); f16 <-> bf16 conversions are not
+        # generated (glslang 13 has no bfloat16_t, see cts/kernels/coopmat_glsl.py)
+        if "bf16" in types and op in ELEMENTWISE:
+            return False
+        return not (op == "convert" and {mat.t, to} == {"f16", "bf16"})
     types = (entry.A, entry.B, entry.C, entry.R) if entry else (mat.t,)
     scope = entry.scope if entry else mat.scope
     if "bf16" in types or scope != "subgroup":
@@ -328,7 +336,7 @@ def coop_cases(entries, tiers: tuple[str, ...], sg: int, apis: tuple[str, ...] =
             ct = "random" if "random" in tiers else "exact"
             pts.append(CoopCase("chain", api, entry=e, tier=ct))
             pts.append(CoopCase("gemm", api, entry=e, tier=ct))
-        pts = [p for p in pts if _api_allows(api, p.entry, p.mat, p.op)]
+        pts = [p for p in pts if _api_allows(api, p.entry, p.mat, p.op, p.to)]
         out += [replace(p, sg=sg) for p in pts]
     return out
 

@@ -1,0 +1,459 @@
+"""Backend ``vulkan``: cooperative matrix on a real Vulkan driver through the
+``vulkan`` package (spec-digest 4.3; recipe and pitfalls: shared/DEVICE.md).
+
+* Instance (API 1.3), one physical device chosen with ``--device`` (index or
+  substring of the name; default: the first that reports
+  VK_KHR_cooperative_matrix), a logical device created with the feature
+  chain the driver reports (Vulkan 1.1/1.2/1.3 features,
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR, and
+  VkPhysicalDeviceShaderBfloat16FeaturesKHR where offered) passed back as
+  ``pNext`` so everything supported is enabled.
+* ``vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`` (through
+  vkGetInstanceProcAddr) gives the entries the case space is built from.
+* One compute pipeline per generated module (cts.kernels.coopmat_glsl,
+  validated with spirv-val), cached in-process; host-visible coherent
+  storage buffers; one dispatch of one workgroup (= one subgroup) per
+  subgroup row of the buffers; read-back of every buffer.
+
+Skips (never errors) when the loader, a device, the extension, or the
+property entry a case needs is missing; a bad ``--device`` is a one-line
+usage error.  ``VulkanBackend.run_coop_muladd(entry, A, B, C) -> D`` is the
+public entry point for experiments (issue 8).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..families.coop import COOP_EXTENSION, SCOPES, VK_COMPONENT, CoopEntry
+from .base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
+
+__all__ = ["VulkanBackend"]
+
+BF16_FEATURES_STYPE = 1000141000  # VkPhysicalDeviceShaderBfloat16FeaturesKHR
+MAX_GROUPS = 65535  # guaranteed maxComputeWorkGroupCount[0]
+
+
+class VulkanBackend(Backend):
+    name = "vulkan"
+    coop_apis = ("vk",)
+
+    def __init__(self, device: str | None = None):
+        self.selector = device
+        self._ready = False
+        self.reason: str | None = None  # why nothing can run (skip reason)
+        self._pipes: dict[bytes, tuple] = {}
+        self.entries: list[CoopEntry] = []
+        self.info = DeviceInfo(backend="vulkan", name="(not opened)")
+
+    @classmethod
+    def from_options(cls, device=None, **other):
+        b = cls(device)
+        b._open()  # a wrong --device is a usage error now, not 800 skips
+        return b
+
+    # ------------------------------------------------------------ set-up
+    def _open(self) -> None:
+        if self._ready:
+            return
+        self._ready = True
+        try:
+            import vulkan as vk
+        except Exception as e:  # noqa: BLE001 - OSError without a loader, ImportError without the package
+            self.reason = f"no Vulkan loader/package: {type(e).__name__}: {str(e)[:160]}"
+            self.info = DeviceInfo(backend="vulkan", name="no Vulkan", extra={"reason": self.reason})
+            return
+        self.vk, self.ffi = vk, vk.ffi
+        try:
+            app = vk.VkApplicationInfo(
+                pApplicationName="subgroup-matrix-cts",
+                applicationVersion=1,
+                pEngineName="cts",
+                engineVersion=1,
+                apiVersion=vk.VK_MAKE_VERSION(1, 3, 0),
+            )
+            self.instance = vk.vkCreateInstance(vk.VkInstanceCreateInfo(pApplicationInfo=app), None)
+            pds = list(vk.vkEnumeratePhysicalDevices(self.instance))
+        except Exception as e:  # noqa: BLE001
+            self.reason = f"no Vulkan device: {type(e).__name__}: {str(e)[:160]}"
+            self.info = DeviceInfo(backend="vulkan", name="no Vulkan device", extra={"reason": self.reason})
+            return
+        if not pds:
+            self.reason = "no Vulkan physical device"
+            self.info = DeviceInfo(backend="vulkan", name="no Vulkan device", extra={"reason": self.reason})
+            return
+        names = [vk.vkGetPhysicalDeviceProperties(p).deviceName for p in pds]
+        exts = [{e.extensionName for e in vk.vkEnumerateDeviceExtensionProperties(p, None)} for p in pds]
+        idx = self._select(names, exts)
+        self.pd, self.exts = pds[idx], exts[idx]
+        props = vk.vkGetPhysicalDeviceProperties(self.pd)
+        self._describe_props(props, names[idx])
+        if COOP_EXTENSION not in self.exts:
+            self.reason = f"device {names[idx]!r} does not report {COOP_EXTENSION}"
+            return
+        self._create_device()
+        self.entries = self._query_entries()
+
+    def _select(self, names: list[str], exts: list[set]) -> int:
+        sel = self.selector
+        if sel in (None, ""):
+            for i, e in enumerate(exts):
+                if COOP_EXTENSION in e:
+                    return i
+            return 0
+        if str(sel).isdigit():
+            i = int(sel)
+            if i >= len(names):
+                raise BackendError(f"--device {sel}: only {len(names)} Vulkan device(s): {', '.join(names)}")
+            return i
+        hits = [i for i, n in enumerate(names) if str(sel).lower() in n.lower()]
+        if not hits:
+            raise BackendError(f"--device {sel!r} matches no Vulkan device; devices: {', '.join(names)}")
+        return hits[0]
+
+    def _describe_props(self, props, name: str) -> None:
+        vk = self.vk
+        v11 = vk.VkPhysicalDeviceVulkan11Properties()
+        v12 = vk.VkPhysicalDeviceVulkan12Properties(pNext=v11)
+        p2 = vk.VkPhysicalDeviceProperties2(pNext=v12)
+        driver, sg = str(props.driverVersion), 0
+        try:
+            vk.vkGetPhysicalDeviceProperties2(self.pd, p2)
+            sg = int(v11.subgroupSize)
+            dn = self.ffi.string(v12.driverName).decode(errors="replace")
+            di = self.ffi.string(v12.driverInfo).decode(errors="replace")
+            driver = f"{dn} {di}".strip() or driver
+        except Exception:  # noqa: BLE001 - older loaders: keep the 1.0 facts
+            pass
+        self.subgroup_size = sg or 32
+        v = props.apiVersion
+        self.info = DeviceInfo(
+            backend="vulkan",
+            name=name,
+            platform="Vulkan",
+            driver=driver,
+            version=f"Vulkan {v >> 22}.{(v >> 12) & 0x3FF}.{v & 0xFFF}",
+            extensions=tuple(sorted(e for e in self.exts if "cooperative" in e or "bfloat16" in e)),
+            subgroup_sizes=(self.subgroup_size,),
+            extra={"driverVersion": int(props.driverVersion), "vendorID": int(props.vendorID)},
+        )
+
+    def _create_device(self) -> None:
+        vk, ffi = self.vk, self.ffi
+        self._bf16 = ffi.new("uint32_t[8]")
+        raw = ffi.cast("uint32_t*", self._bf16)
+        raw[0] = BF16_FEATURES_STYPE
+        has_bf16 = "VK_KHR_shader_bfloat16" in self.exts
+        coop = vk.VkPhysicalDeviceCooperativeMatrixFeaturesKHR(
+            pNext=ffi.cast("void*", self._bf16) if has_bf16 else ffi.NULL
+        )
+        f13 = vk.VkPhysicalDeviceVulkan13Features(pNext=coop)
+        f12 = vk.VkPhysicalDeviceVulkan12Features(pNext=f13)
+        f11 = vk.VkPhysicalDeviceVulkan11Features(pNext=f12)
+        f2 = vk.VkPhysicalDeviceFeatures2(pNext=f11)
+        self._chain = [coop, f13, f12, f11, f2]  # kept alive: the driver reads them at vkCreateDevice
+        vk.vkGetPhysicalDeviceFeatures2(self.pd, f2)
+        self.bf16_coop = has_bf16 and bool(raw[6])
+        self.features = {
+            "cooperativeMatrix": bool(coop.cooperativeMatrix),
+            "shaderFloat16": bool(f12.shaderFloat16),
+            "shaderInt8": bool(f12.shaderInt8),
+            "storageBuffer8BitAccess": bool(f12.storageBuffer8BitAccess),
+            "storageBuffer16BitAccess": bool(f11.storageBuffer16BitAccess),
+            "vulkanMemoryModel": bool(f12.vulkanMemoryModel),
+            "shaderBFloat16CooperativeMatrix": self.bf16_coop,
+        }
+        self.info.extra["features"] = {k: int(v) for k, v in self.features.items()}
+        if not coop.cooperativeMatrix:
+            self.reason = "cooperativeMatrix feature is not supported"
+            return
+        qfs = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.pd)
+        self.qf = next(i for i, q in enumerate(qfs) if q.queueFlags & vk.VK_QUEUE_COMPUTE_BIT)
+        names = [COOP_EXTENSION] + (["VK_KHR_shader_bfloat16"] if has_bf16 else [])
+        qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.qf, queueCount=1, pQueuePriorities=[1.0])
+        info = vk.VkDeviceCreateInfo(
+            pNext=f2,
+            queueCreateInfoCount=1,
+            pQueueCreateInfos=[qinfo],
+            enabledExtensionCount=len(names),
+            ppEnabledExtensionNames=names,
+        )
+        self.device = vk.vkCreateDevice(self.pd, info, None)
+        self.queue = vk.vkGetDeviceQueue(self.device, self.qf, 0)
+        self.mem_props = vk.vkGetPhysicalDeviceMemoryProperties(self.pd)
+        self.pool = vk.vkCreateCommandPool(
+            self.device,
+            vk.VkCommandPoolCreateInfo(
+                queueFamilyIndex=self.qf, flags=vk.VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT
+            ),
+            None,
+        )
+        self.fence = vk.vkCreateFence(self.device, vk.VkFenceCreateInfo(), None)
+
+    def _query_entries(self) -> list[CoopEntry]:
+        vk = self.vk
+        fn = vk.vkGetInstanceProcAddr(self.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")
+        out, raw = [], []
+        for p in fn(self.pd):
+            types = [
+                VK_COMPONENT.get(int(t), f"vk{int(t)}") for t in (p.AType, p.BType, p.CType, p.ResultType)
+            ]
+            row = {
+                "M": int(p.MSize),
+                "N": int(p.NSize),
+                "K": int(p.KSize),
+                "A": types[0],
+                "B": types[1],
+                "C": types[2],
+                "R": types[3],
+                "sat": bool(p.saturatingAccumulation),
+                "scope": SCOPES.get(int(p.scope), f"scope{int(p.scope)}"),
+            }
+            raw.append(row)
+            if all(not t.startswith("vk") for t in types):
+                out.append(CoopEntry(**row))
+        self.info.extra["coop_properties"] = raw
+        return out
+
+    # --------------------------------------------------------- interface
+    def describe(self) -> DeviceInfo:
+        self._open()
+        return self.info
+
+    def coop_entries(self) -> tuple[list[CoopEntry], int] | None:
+        """(entries, subgroup size) the device reports, or None without one."""
+        self._open()
+        if self.reason is not None:
+            return None
+        return list(self.entries), self.subgroup_size
+
+    def unsupported(self, case) -> str | None:
+        base = super().unsupported(case)
+        if base:
+            return base
+        self._open()
+        if self.reason:
+            return self.reason
+        if case.api != "vk":
+            return f"backend 'vulkan' runs the Vulkan form only, not {case.api}"
+        if case.sg != self.subgroup_size:
+            return f"case planned for subgroup size {case.sg}, device has {self.subgroup_size}"
+        types = set()
+        if case.entry is not None:
+            if case.entry not in self.entries:
+                return f"no VkCooperativeMatrixPropertiesKHR entry {case.entry.tag}"
+            types = {case.entry.A, case.entry.B, case.entry.C, case.entry.R}
+        else:
+            from ..families.coop import matrix_types
+
+            allowed = matrix_types(self.entries)
+            wanted = [case.mat] + (
+                [type(case.mat)(case.mat.use, case.mat.rows, case.mat.cols, case.to)] if case.to else []
+            )
+            for m in wanted:
+                if m not in allowed:
+                    return f"no reported entry has the matrix type {m.tag}"
+                types.add(m.t)
+        if "bf16" in types and not self.bf16_coop:
+            return "shaderBFloat16CooperativeMatrix is not supported"
+        return None
+
+    # --------------------------------------------------------- execution
+    def _buffer(self, nbytes: int):
+        vk = self.vk
+        size = max(256, -(-nbytes // 256) * 256)
+        buf = vk.vkCreateBuffer(
+            self.device,
+            vk.VkBufferCreateInfo(size=size, usage=vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, sharingMode=0),
+            None,
+        )
+        req = vk.vkGetBufferMemoryRequirements(self.device, buf)
+        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+        mp = self.mem_props
+        idx = next(
+            i
+            for i in range(mp.memoryTypeCount)
+            if req.memoryTypeBits & (1 << i) and (mp.memoryTypes[i].propertyFlags & want) == want
+        )
+        mem = vk.vkAllocateMemory(
+            self.device, vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx), None
+        )
+        vk.vkBindBufferMemory(self.device, buf, mem, 0)
+        return buf, mem, size
+
+    def _pipeline(self, code: bytes, nbuf: int):
+        if code in self._pipes:
+            return self._pipes[code]
+        vk, ffi = self.vk, self.ffi
+        mod = vk.vkCreateShaderModule(
+            self.device, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None
+        )
+        binds = [
+            vk.VkDescriptorSetLayoutBinding(
+                binding=i,
+                descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                descriptorCount=1,
+                stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT,
+            )
+            for i in range(nbuf)
+        ]
+        dsl = vk.vkCreateDescriptorSetLayout(
+            self.device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=nbuf, pBindings=binds), None
+        )
+        pl = vk.vkCreatePipelineLayout(
+            self.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[dsl]), None
+        )
+        entry = ffi.new("char[]", b"main")  # DEVICE.md pitfall: keep pName alive
+        stage = vk.VkPipelineShaderStageCreateInfo(
+            stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName=entry
+        )
+        info = vk.VkComputePipelineCreateInfo(stage=stage, layout=pl)
+        pipe = vk.vkCreateComputePipelines(self.device, vk.VK_NULL_HANDLE, 1, [info], None)[0]
+        self._pipes[code] = (pipe, pl, dsl, mod, stage, entry)
+        return self._pipes[code]
+
+    def run_coop_matrix(self, case, bufs: dict) -> dict:
+        """Run the case's module over the buffer contract of cts.families.coop."""
+        from ..kernels.coopmat_glsl import GenerationError, kernel_buffers, spirv_module
+
+        try:
+            code = spirv_module(case, self.subgroup_size)
+        except GenerationError as e:
+            raise CaseError(str(e)) from None
+        order = [n for n, _ in kernel_buffers(case)]
+        arrays = {n: np.ascontiguousarray(bufs[n]) for n in order}
+        rows = next(iter(arrays.values())).shape[0]
+        groups = rows
+        if case.op == "gemm":
+            from ..families.coop import GEMM_TILES
+
+            groups = rows * GEMM_TILES[0] * GEMM_TILES[1]
+        if groups > MAX_GROUPS:
+            raise Unsupported(f"{groups} workgroups exceed the guaranteed {MAX_GROUPS}")
+        try:
+            out = self._dispatch(code, order, arrays, groups)
+        except Exception as e:  # noqa: BLE001 - a driver error fails this case only
+            raise CaseError(f"Vulkan: {type(e).__name__}: {str(e)[:300]}") from None
+        return {**bufs, **out}
+
+    def _dispatch(self, code: bytes, order: list[str], arrays: dict, groups: int) -> dict:
+        vk, ffi = self.vk, self.ffi
+        pipe, pl, dsl, *_ = self._pipeline(code, len(order))
+        made = []
+        try:
+            for n in order:
+                x = arrays[n]
+                buf, mem, size = self._buffer(x.nbytes)
+                made.append((buf, mem, size))
+                ptr = vk.vkMapMemory(self.device, mem, 0, size, 0)
+                ffi.memmove(ptr, x.tobytes(), x.nbytes)
+                vk.vkUnmapMemory(self.device, mem)
+            dp = vk.vkCreateDescriptorPool(
+                self.device,
+                vk.VkDescriptorPoolCreateInfo(
+                    maxSets=1,
+                    poolSizeCount=1,
+                    pPoolSizes=[
+                        vk.VkDescriptorPoolSize(
+                            type=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, descriptorCount=len(order)
+                        )
+                    ],
+                ),
+                None,
+            )
+            try:
+                ds = vk.vkAllocateDescriptorSets(
+                    self.device,
+                    vk.VkDescriptorSetAllocateInfo(
+                        descriptorPool=dp, descriptorSetCount=1, pSetLayouts=[dsl]
+                    ),
+                )[0]
+                infos = [vk.VkDescriptorBufferInfo(buffer=b, offset=0, range=s) for b, _, s in made]
+                writes = [
+                    vk.VkWriteDescriptorSet(
+                        dstSet=ds,
+                        dstBinding=i,
+                        descriptorCount=1,
+                        descriptorType=vk.VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                        pBufferInfo=[infos[i]],
+                    )
+                    for i in range(len(order))
+                ]
+                vk.vkUpdateDescriptorSets(self.device, len(writes), writes, 0, None)
+                cb = vk.vkAllocateCommandBuffers(
+                    self.device,
+                    vk.VkCommandBufferAllocateInfo(commandPool=self.pool, level=0, commandBufferCount=1),
+                )[0]
+                vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo())
+                vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe)
+                vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pl, 0, 1, [ds], 0, None)
+                vk.vkCmdDispatch(cb, groups, 1, 1)
+                vk.vkEndCommandBuffer(cb)
+                vk.vkResetFences(self.device, 1, [self.fence])
+                vk.vkQueueSubmit(
+                    self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cb])], self.fence
+                )
+                vk.vkWaitForFences(self.device, 1, [self.fence], vk.VK_TRUE, 20_000_000_000)
+                vk.vkFreeCommandBuffers(self.device, self.pool, 1, [cb])
+            finally:
+                vk.vkDestroyDescriptorPool(self.device, dp, None)
+            out = {}
+            for n, (_, mem, _size) in zip(order, made):
+                x = arrays[n]
+                ptr = vk.vkMapMemory(self.device, mem, 0, x.nbytes, 0)
+                out[n] = np.frombuffer(bytes(ptr[: x.nbytes]), dtype=x.dtype).reshape(x.shape).copy()
+                vk.vkUnmapMemory(self.device, mem)
+            return out
+        finally:
+            for b, m, _ in made:
+                vk.vkDestroyBuffer(self.device, b, None)
+                vk.vkFreeMemory(self.device, m, None)
+
+    # ------------------------------------------------- public entry point
+    def run_coop_muladd(self, entry: CoopEntry, A, B, C) -> np.ndarray:
+        """D = MulAdd(A, B, C) on the device for one tile (A (M,K)) or many
+        (A (T,M,K), up to 65535 per dispatch, more are split).  Inputs are
+        values, encoded to the entry's types (floats RNE, ints wrapped);
+        D comes back as values of the Result type.  Raises Unsupported when
+        the device does not report ``entry``."""
+        from ..families.coop import CoopCase
+        from ..families.coop_run import coop_muladd
+
+        case = CoopCase("muladd", "vk", entry=entry, sg=getattr(self, "subgroup_size", 32))
+        reason = self.unsupported(case)
+        if reason:
+            raise Unsupported(reason)
+        A = np.asarray(A)
+        if A.ndim == 2 or A.shape[0] <= MAX_GROUPS:
+            return coop_muladd(self, entry, A, B, C, sg=self.subgroup_size)
+        parts = [
+            coop_muladd(
+                self,
+                entry,
+                A[i : i + MAX_GROUPS],
+                B[i : i + MAX_GROUPS],
+                C[i : i + MAX_GROUPS],
+                sg=self.subgroup_size,
+            )
+            for i in range(0, A.shape[0], MAX_GROUPS)
+        ]
+        return np.concatenate(parts)
+
+    def close(self) -> None:
+        if not self._ready or self.reason or not hasattr(self, "device"):
+            return
+        vk = self.vk
+        try:
+            vk.vkDeviceWaitIdle(self.device)
+            for pipe, pl, dsl, mod, *_ in self._pipes.values():
+                vk.vkDestroyPipeline(self.device, pipe, None)
+                vk.vkDestroyPipelineLayout(self.device, pl, None)
+                vk.vkDestroyDescriptorSetLayout(self.device, dsl, None)
+                vk.vkDestroyShaderModule(self.device, mod, None)
+            self._pipes.clear()
+            vk.vkDestroyFence(self.device, self.fence, None)
+            vk.vkDestroyCommandPool(self.device, self.pool, None)
+            vk.vkDestroyDevice(self.device, None)
+            vk.vkDestroyInstance(self.instance, None)
+        except Exception:  # noqa: BLE001 - teardown must not fail a session
+            pass

@@ -1,0 +1,170 @@
+"""Offline checks of the Vulkan side of the cooperative-matrix family:
+every generated module passes ``spirv-val --target-env vulkan1.3``, MulAdd
+modules carry the Signed / SaturatingAccumulation operands exactly as the
+entry requires (spec-digest 4.3), the buffer contract of the runner and of
+the kernels agree, and without a Vulkan loader the cases skip with a reason.
+"""
+
+import re
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from cts.backends.emulator import EmulatorBackend
+from cts.families.coop import coop_cases, load_profile
+from cts.families.coop_run import run_coop
+from cts.kernels.coopmat_glsl import disassemble, kernel_buffers, spirv_module
+from reference.data import TIERS
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _vk_cases(name, muladd_only=False):
+    p = load_profile(name)
+    cs = coop_cases(p.entries, TIERS, p.subgroup_size, ("vk",))
+    if muladd_only:
+        cs = [c for c in cs if c.entry is not None]
+    # one module per kernel source: tiers share it
+    seen, out = set(), []
+    for c in cs:
+        key = (c.op, c.mat, c.entry, c.to, c.layout, c.stride, c.mem, c.mode)
+        if key not in seen:
+            seen.add(key)
+            out.append((c, p.subgroup_size))
+    return out
+
+
+# CI budget: every MulAdd / chain / gemm module of the three profiles, and the
+# per-matrix-type modules of the h100 table for one shape per (use, type)
+# and load/store variants for one type per width (the rest differ only in
+# numbers; the device run validates every module it builds: spirv_module
+# always runs spirv-val).
+def _one_shape(items):
+    shape_of: dict = {}
+    out = []
+    for c, sg in items:
+        if c.mat is not None:
+            key = (c.mat.use, c.mat.t)
+            if shape_of.setdefault(key, (c.mat.rows, c.mat.cols)) != (c.mat.rows, c.mat.cols):
+                continue
+            if c.op in ("load", "store") and c.mat.t not in ("u8", "f16", "f32"):
+                continue  # one type per width for the 20 load/store variants
+        out.append((c, sg))
+    return out
+
+
+ALL = _one_shape(_vk_cases("h100")) + _vk_cases("amd_rdna3", True) + _vk_cases("intel_xmx", True)
+
+
+@pytest.fixture(scope="module")
+def modules():
+    def build(item):
+        case, sg = item
+        return case, spirv_module(case, sg)  # raises GenerationError with the tool log
+
+    with ThreadPoolExecutor(4) as ex:
+        return list(ex.map(build, ALL))
+
+
+def test_every_generated_module_passes_spirv_val(modules):
+    """spirv_module runs spirv-val on every module it returns; a rejected
+    module raises.  Here: every case of the h100 table and every MulAdd of
+    the other profiles produced a valid SPIR-V binary."""
+    assert len(modules) == len(ALL) > 100
+    for case, code in modules:
+        assert code[:4] == b"\x03\x02\x23\x07", case.id  # SPIR-V magic
+
+
+OPERAND_BITS = {
+    "MatrixASignedComponentsKHR": 1,
+    "MatrixBSignedComponentsKHR": 2,
+    "MatrixCSignedComponentsKHR": 4,
+    "MatrixResultSignedComponentsKHR": 8,
+    "SaturatingAccumulationKHR": 0x10,
+}
+
+
+def test_muladd_operands_match_the_entry(modules):
+    """Signed bits iff the component type is signed, SaturatingAccumulation iff
+    the entry is saturating (VK SPIR-V environment rule, spec-digest 4.3)."""
+    checked = 0
+    for case, code in modules:
+        if case.entry is None:
+            continue
+        text = disassemble(code)
+        lines = [ln for ln in text.splitlines() if "OpCooperativeMatrixMulAddKHR" in ln]
+        assert lines, case.id
+        for ln in lines:
+            names = re.findall(r"\b(\w+KHR)\b", ln.split("OpCooperativeMatrixMulAddKHR", 1)[1])
+            bits = sum(OPERAND_BITS.get(n, 0) for n in names)
+            assert bits == case.entry.signed_bits, (case.id, ln.strip())
+            checked += 1
+    assert checked >= 30
+
+
+def test_bf16_modules_use_bfloat16_type(modules):
+    for case, code in modules:
+        if case.entry is not None and case.entry.A == "bf16":
+            text = disassemble(code)
+            assert "OpTypeFloat 16 BFloat16KHR" in text and "BFloat16CooperativeMatrixKHR" in text
+
+
+class _Recorder(EmulatorBackend):
+    """The emulator, checking the runner hands over exactly the kernel's buffers."""
+
+    def run_coop_matrix(self, case, bufs):
+        names = [n for n, _ in kernel_buffers(case)]
+        assert sorted(bufs) == sorted(names), (case.id, sorted(bufs), names)
+        from cts.families.coop import storage_dtype
+
+        for n, t in kernel_buffers(case):
+            assert bufs[n].dtype == np.dtype(storage_dtype(t)), (case.id, n, bufs[n].dtype, t)
+        return super().run_coop_matrix(case, bufs)
+
+
+def test_runner_and_kernels_share_the_buffer_contract():
+    b = _Recorder()
+    for case, _ in _vk_cases("h100"):
+        assert run_coop(case, b, 1, subgroups=2).verdict.passed, case.id
+
+
+def _have_vulkan_loader() -> bool:
+    try:
+        import vulkan  # noqa: F401
+    except Exception:  # noqa: BLE001
+        return False
+    return True
+
+
+@pytest.mark.skipif(_have_vulkan_loader(), reason="a Vulkan loader is present: cases would run, not skip")
+def test_without_vulkan_every_case_skips_with_a_reason(tmp_path):
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "cases/test_coop_matrix.py",
+            "--backend",
+            "vulkan",
+            "-q",
+            "-rs",
+            "-k",
+            "muladd or length",
+            "-p",
+            "no:randomly",
+            "--report-dir",
+            str(tmp_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
+    tail = p.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"\d+ skipped, \d+ deselected in [\d.]+s", tail), tail
+    assert "no Vulkan loader" in p.stdout
