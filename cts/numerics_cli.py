@@ -58,7 +58,9 @@ def _parse_targets(text: str | None, default) -> list[tuple]:
     return out
 
 
-def targets_for(backend: str, emulator_model: str | None, selection: str | None) -> list[Target]:
+def targets_for(
+    backend: str, emulator_model: str | None, selection: str | None, vk_runner: str = "auto"
+) -> list[Target]:
     if backend == "emulator":
         from .backends.emulator import EmulatorBackend
 
@@ -82,7 +84,7 @@ def targets_for(backend: str, emulator_model: str | None, selection: str | None)
     if backend == "vulkan":
         if emulator_model:
             raise ValueError("--emulator-model needs --backend emulator")
-        run, name = _vulkan_entry()
+        run, name = _vulkan_entry(vk_runner)
         return [
             Target(name, M, N, K, a, c, lambda A, B, C, a=a, c=c, M=M, N=N, K=K: run(a, c, M, N, K, A, B, C))
             for a, c, M, N, K in _parse_targets(selection, VK_TARGETS)
@@ -90,19 +92,31 @@ def targets_for(backend: str, emulator_model: str | None, selection: str | None)
     raise ValueError(f"unknown backend {backend!r}; known: emulator, vulkan")
 
 
-def _vulkan_entry():
-    """(run(a, c, M, N, K, A, B, C) -> D, device name)."""
+def _vulkan_entry(runner: str = "auto"):
+    """(run(a, c, M, N, K, A, B, C) -> D, device name): the cooperative-matrix
+    room's backend (``run_coop_muladd``) or this module's own runner."""
+    if runner in ("auto", "backend"):
+        try:
+            from .backends.vulkan import VulkanBackend
+            from .families.coop import CoopEntry
+
+            vb = VulkanBackend.from_options()
+            if getattr(vb, "reason", None):
+                raise RuntimeError(vb.reason)
+
+            def run(a, c, M, N, K, A, B, C):
+                return vb.run_coop_muladd(CoopEntry(M, N, K, a, a, c, c), A, B, C)
+
+            return run, f"{vb.describe().name} (Vulkan cooperative matrix, cts.backends.vulkan)"
+        except Exception as e:  # noqa: BLE001 - fall back to the own runner
+            if runner == "backend":
+                raise ValueError(f"cts.backends.vulkan is not usable: {type(e).__name__}: {e}") from None
+    from .numerics_vk import VkCoopRunner, VkUnavailable
+
     try:
-        from .backends.vulkan import VulkanBackend  # the cooperative-matrix room's backend
-
-        vb = VulkanBackend.from_options() if hasattr(VulkanBackend, "from_options") else VulkanBackend()
-        if hasattr(vb, "run_float_mma"):
-            return vb.run_float_mma, vb.describe().name
-    except ImportError:
-        pass
-    from .numerics_vk import VkCoopRunner
-
-    r = VkCoopRunner()
+        r = VkCoopRunner()
+    except VkUnavailable as e:
+        raise ValueError(f"no Vulkan cooperative-matrix device: {e}") from None
     return r.mma, f"{r.name} (Vulkan cooperative matrix, driver {r.driver})"
 
 
@@ -138,6 +152,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--no-check", action="store_true", help="run the random tiles but leave the model check")
     ap.add_argument("--from-saved", default=None, help="recompute the model tier from a saved run's folder")
     ap.add_argument(
+        "--vk-runner",
+        default="auto",
+        help="vulkan: 'backend' (cts.backends.vulkan run_coop_muladd), 'own' (cts.numerics_vk), auto (default)",
+    )
+    ap.add_argument(
         "--dist", default="mixed", help="random tile data: mixed (default), wide, cancel; comma list"
     )
     ap.add_argument(
@@ -158,7 +177,9 @@ def main(argv: list[str]) -> int:
     if args.emulator_model and args.emulator_model not in MODELS:
         raise ValueError(f"unknown --emulator-model {args.emulator_model!r}; known: {', '.join(MODELS)}")
     results = []
-    for t in targets_for(args.backend, args.emulator_model, args.targets):
+    if args.vk_runner not in ("auto", "backend", "own"):
+        raise ValueError(f"unknown --vk-runner {args.vk_runner!r}; known: auto, backend, own")
+    for t in targets_for(args.backend, args.emulator_model, args.targets, args.vk_runner):
         t0 = time.time()
         try:
             fp = fingerprint(t)

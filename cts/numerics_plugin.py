@@ -113,6 +113,24 @@ def numerics_cases(tiers: tuple[str, ...]) -> list[NumericsCase]:
     return [NumericsCase(*t) for t in KNOWN_TARGETS]
 
 
+def float_mma_of(backend, a: str, c: str, M: int, N: int, K: int):
+    """The backend's float MMA for one target as ``mma(A, B, C) -> D``:
+    ``run_float_mma`` (emulator) or ``run_coop_muladd`` (Vulkan cooperative
+    matrix, cts.backends.vulkan).  Unsupported (a skip) when it has neither."""
+    from .backends.base import Unsupported
+
+    if hasattr(backend, "run_float_mma"):
+        if (a, c, M, N, K) not in tuple(backend.numerics_targets()):
+            raise Unsupported(f"backend {backend.name!r} offers no float MMA {a}*{a}+{c} {M}x{N}x{K}")
+        return lambda A, B, C: backend.run_float_mma(a, c, M, N, K, A, B, C)
+    if hasattr(backend, "run_coop_muladd"):
+        from .families.coop import CoopEntry
+
+        entry = CoopEntry(M, N, K, a, a, c, c)
+        return lambda A, B, C: backend.run_coop_muladd(entry, A, B, C)
+    raise Unsupported(f"backend {backend.name!r} has no float MMA entry (run_float_mma / run_coop_muladd)")
+
+
 @dataclass
 class _Result:
     verdict: object
