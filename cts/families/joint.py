@@ -289,34 +289,35 @@ def single_cases(tiers) -> list[JointCase]:
 
 
 def copy_cases(tiers) -> list[JointCase]:
-    """joint_matrix_copy (5.2): type change between the accumulator types of
-    a row, use change accumulator -> A/B where the shapes agree, layout change
-    of A and B (Intel: stores of A/B are an Intel extension)."""
+    """joint_matrix_copy (5.2, same shape): type change between the
+    accumulator types of a row, use change accumulator -> A (needs N = K) or
+    -> B (M = K) and A -> accumulator (N = K), layout change of A and B
+    (Intel: stores of A/B are an Intel extension).  Each kind takes the
+    largest shape of the row that satisfies its shape rule."""
     if "exact" not in tiers:
         return []
     out = []
     seen = set()
     for arch, a, b, c, d, shapes, _ in COMBOS:
         intel = arch in INTEL_ARCHES
-        M, N, K = max(shapes, key=lambda s: (s[0] * s[1] * s[2], s))
-        cands = []
-        if c != d:
-            cands.append(((c, d), "acc>acc", ("row", "row")))
-        if intel and N == K and a not in ("i8", "u8"):
-            cands.append(((c, a), "acc>a", ("row", "row")))
-        if intel and M == K and a not in ("i8", "u8"):
-            cands.append(((c, b), "acc>b", ("row", "packed" if JointCase.factor(b) > 1 else "row")))
-        if intel:
-            cands.append(((a, a), "a>a", ("row", "col")))
-            cands.append(((b, b), "b>b", ("col", "packed" if JointCase.factor(b) > 1 else "row")))
-        if N == K:
-            cands.append(((a, c), "a>acc", ("col", "row")))
-        for types, use, lay in cands:
+        floats = a not in ("i8", "u8")
+        bl = "packed" if JointCase.factor(b) > 1 else "row"
+        kinds = [
+            ((c, d), "acc>acc", ("row", "row"), c != d, lambda M, N, K: True),
+            ((c, a), "acc>a", ("row", "row"), intel and floats, lambda M, N, K: N == K),
+            ((c, b), "acc>b", ("row", bl), intel and floats, lambda M, N, K: M == K),
+            ((a, a), "a>a", ("row", "col"), intel, lambda M, N, K: True),
+            ((b, b), "b>b", ("col", bl), intel, lambda M, N, K: True),
+            ((a, c), "a>acc", ("col", "row"), True, lambda M, N, K: N == K),
+        ]
+        ordered = sorted(shapes, key=lambda s: (s[0] * s[1] * s[2], s), reverse=True)
+        for types, use, lay, wanted, fits in kinds:
+            shape = next((sh for sh in ordered if fits(*sh)), None)
             key = (arch, types, use, lay)
-            if key in seen:
+            if not wanted or shape is None or key in seen:
                 continue
             seen.add(key)
-            out.append(JointCase(arch, "cur", "copy", types, M, N, K, use, lay, "tight", "exact"))
+            out.append(JointCase(arch, "cur", "copy", types, *shape, use, lay, "tight", "exact"))
     return out
 
 

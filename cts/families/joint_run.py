@@ -32,6 +32,7 @@ from .intel_run import RunResult
 __all__ = ["run_joint", "strides_for", "SUBGROUPS_PER_CASE"]
 
 SUBGROUPS_PER_CASE = 32
+MAD_WORK = 1 << 18  # multiply-adds per mad case at most (but >= 4 tiles): 32 tiles up to 16x16x16
 
 
 def _pad(m: int) -> int:
@@ -318,6 +319,7 @@ def run_joint(
     """Run one joint_matrix case on ``subgroups`` independent tiles."""
     rng = case_rng(seed, f"{case.family}[{case.id}]")
     S = max(2, subgroups)
-    if case.op == "mad":
+    if case.op == "mad":  # big tiles carry many elements already: cap the work per case
+        S = min(S, max(4, MAD_WORK // (case.M * case.N * case.K)))
         return _run_mad(case, backend, rng, S, profile)
     return _run_single(case, backend, rng, S)
