@@ -29,6 +29,7 @@ from .numerics_report import markdown
 
 __all__ = ["main", "targets_for"]
 
+_ROWS = (("f16", "f32"), ("bf16", "f32"), ("f16", "f16"), ("bf16", "bf16"))
 VK_TARGETS = (("f16", "f32", 16, 16, 16), ("f16", "f16", 16, 16, 16), ("bf16", "f32", 16, 16, 16))
 
 
@@ -59,7 +60,12 @@ def _parse_targets(text: str | None, default) -> list[tuple]:
 
 
 def targets_for(
-    backend: str, emulator_model: str | None, selection: str | None, vk_runner: str = "auto"
+    backend: str,
+    emulator_model: str | None,
+    selection: str | None,
+    vk_runner: str = "auto",
+    device: str | None = None,
+    prelude: str | None = None,
 ) -> list[Target]:
     if backend == "emulator":
         from .backends.emulator import EmulatorBackend
@@ -89,7 +95,19 @@ def targets_for(
             Target(name, M, N, K, a, c, lambda A, B, C, a=a, c=c, M=M, N=N, K=K: run(a, c, M, N, K, A, B, C))
             for a, c, M, N, K in _parse_targets(selection, VK_TARGETS)
         ]
-    raise ValueError(f"unknown backend {backend!r}; known: emulator, vulkan")
+    if backend in ("opencl", "emulator-intel"):
+        from .backends import make_backend
+        from .numerics_intel import intel_targets
+
+        if backend == "opencl":
+            b = make_backend("opencl", device=device, opencl_prelude=prelude)
+        else:  # the emulator's Intel built-ins (register images and all), optionally modelled
+            b = make_backend("emulator")
+            b.set_model(emulator_model)
+        sel = {tuple(x[:2]) for x in _parse_targets(selection, [(a, c, 8, 16, 16) for a, c in _ROWS])}
+        name = b.describe().name
+        return [t for t in intel_targets(b, name) if (t.a_type, t.c_type) in sel]
+    raise ValueError(f"unknown backend {backend!r}; known: emulator, emulator-intel, opencl, vulkan")
 
 
 def _vulkan_entry(runner: str = "auto"):
@@ -140,7 +158,14 @@ class _Saved:
 
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m cts numerics", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--backend", default="emulator", help="emulator (default) or vulkan")
+    ap.add_argument(
+        "--backend",
+        default="emulator",
+        help="emulator (default; its float MMA), emulator-intel (the emulator's Intel built-ins through "
+        "their register images), opencl (Intel built-ins on an OpenCL device), vulkan",
+    )
+    ap.add_argument("--device", default=None, help="opencl: device index or name substring")
+    ap.add_argument("--opencl-prelude", default=None, help="opencl: FILE or 'builtin' (layered built-ins)")
     ap.add_argument(
         "--emulator-model", default=None, help=f"device model of the emulator: {', '.join(MODELS)}"
     )
@@ -179,7 +204,9 @@ def main(argv: list[str]) -> int:
     results = []
     if args.vk_runner not in ("auto", "backend", "own"):
         raise ValueError(f"unknown --vk-runner {args.vk_runner!r}; known: auto, backend, own")
-    for t in targets_for(args.backend, args.emulator_model, args.targets, args.vk_runner):
+    for t in targets_for(
+        args.backend, args.emulator_model, args.targets, args.vk_runner, args.device, args.opencl_prelude
+    ):
         t0 = time.time()
         try:
             fp = fingerprint(t)

@@ -39,3 +39,19 @@ def test_bad_input_is_one_line(tmp_path):
         assert p.returncode == 2, (args, p.stdout, p.stderr)
         lines = [x for x in p.stderr.splitlines() if x.strip()]
         assert len(lines) == 1 and words in lines[0], (args, p.stderr)
+
+
+def test_intel_builtins_through_register_images(tmp_path):
+    """The Intel adapter: tiles packed into the spec's register images, run
+    through the emulator's intel_mma (operand decoding and all) with a
+    model, fingerprinted and recovered (the path an OpenCL device takes)."""
+    p = _cli(
+        "--backend", "emulator-intel", "--emulator-model", "floor_b8_e2", "--targets", "bf16:bf16",
+        "--tiles", "10", "--out", str(tmp_path),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    rec = json.loads((tmp_path / "fingerprint.json").read_text())[0]
+    assert "intel_sub_group_bf16_bf16_matrix_mad_k16" in rec["device"]
+    m = rec["model"]
+    assert (m["block"], m["extra_bits"], m["align"], m["acc_rounding"]) == (8, 2, "rd", "rd")
+    assert rec["model_tier"]["tiles_bit_exact"] == 10
