@@ -212,7 +212,7 @@ def _layout_variants(arch: str, api: str, a: str) -> list[tuple[str, str, str, s
     return [v for v in out if v != can]
 
 
-def mad_cases(tiers) -> list[JointCase]:
+def mad_cases(tiers: tuple[str, ...]) -> list[JointCase]:
     out = []
     for api, table in (("cur", COMBOS), ("old", OLD_COMBOS)):
         for arch, a, b, c, d, shapes, note in table:
@@ -255,7 +255,7 @@ def _single_layouts(arch: str, api: str, t: str, use: str) -> list[str]:
     return ["row", "col"]
 
 
-def single_cases(tiers) -> list[JointCase]:
+def single_cases(tiers: tuple[str, ...]) -> list[JointCase]:
     """ldst, fill, apply, checked ops per distinct matrix of each arch."""
     out = []
     for api in ("cur", "old"):
@@ -288,7 +288,7 @@ def single_cases(tiers) -> list[JointCase]:
     return out
 
 
-def copy_cases(tiers) -> list[JointCase]:
+def copy_cases(tiers: tuple[str, ...]) -> list[JointCase]:
     """joint_matrix_copy (5.2, same shape): type change between the
     accumulator types of a row, use change accumulator -> A (needs N = K) or
     -> B (M = K) and A -> accumulator (N = K), layout change of A and B
@@ -321,6 +321,6 @@ def copy_cases(tiers) -> list[JointCase]:
     return out
 
 
-def joint_cases(tiers) -> list[JointCase]:
+def joint_cases(tiers: tuple[str, ...]) -> list[JointCase]:
     """Every joint_matrix case for the given data tiers."""
     return mad_cases(tiers) + single_cases(tiers) + copy_cases(tiers)

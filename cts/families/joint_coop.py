@@ -33,7 +33,7 @@ from .joint import COMBOS, JointCase, _canonical, _mad_tiers
 __all__ = ["coop_cases", "run_joint_coop", "CoopJointDevice", "matching_entry"]
 
 
-def coop_cases(tiers) -> list[JointCase]:
+def coop_cases(tiers: tuple[str, ...]) -> list[JointCase]:
     """Current-API mad combinations, one case per distinct (types, shape,
     tier) over all architectures (the first architecture names it).  Only
     power-of-two M, N, K: the shapes a cooperative-matrix property can be

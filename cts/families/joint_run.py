@@ -28,6 +28,7 @@ from reference.tolerance import PROFILES, Profile, float_close, gamma, mma_float
 
 from ..check import Verdict, compare
 from .intel_run import RunResult
+from .joint import JointCase
 
 __all__ = ["run_joint", "strides_for", "SUBGROUPS_PER_CASE"]
 
@@ -39,7 +40,7 @@ def _pad(m: int) -> int:
     return (m // 16 + 1) * 16
 
 
-def strides_for(case, R: int, C: int, t: str, layout: str) -> tuple[int, int]:
+def strides_for(case: JointCase, R: int, C: int, t: str, layout: str) -> tuple[int, int]:
     """(load stride, store stride) for a matrix R x C of type t in layout."""
     m = J.min_stride(R, C, layout, case.factor(t))
     return (m, _pad(m)) if case.stride == "tight" else (_pad(m), m)
@@ -314,8 +315,12 @@ def _run_single(case, backend, rng, S) -> RunResult:
 
 
 def run_joint(
-    case, backend, seed: int, profile: Profile = PROFILES["default"], subgroups: int = SUBGROUPS_PER_CASE
-):
+    case: JointCase,
+    backend,
+    seed: int,
+    profile: Profile = PROFILES["default"],
+    subgroups: int = SUBGROUPS_PER_CASE,
+) -> RunResult:
     """Run one joint_matrix case on ``subgroups`` independent tiles."""
     rng = case_rng(seed, f"{case.family}[{case.id}]")
     S = max(2, subgroups)
