@@ -34,7 +34,7 @@ def _short(v) -> str:
             return f"{v['block']} per step, {v['order']}, C {v['c_position']}"
         if "bits" in v:
             return "no cut" if v["bits"] is None else f"{v['bits']} bits (p+{v['extra_bits']}), {v['align']}"
-    return "" if v is None else str(v)
+    return "n/a" if v is None else str(v)
 
 
 def markdown(results: list[dict]) -> str:
@@ -117,8 +117,9 @@ def _detail(r: dict) -> list[str]:
         f = r["findings"].get(p)
         if not f:
             continue
-        evs = f["evidence"] or [{"input": "", "result": "", "expect": {}}]
-        for i, e in enumerate(evs):
+        if not f["evidence"]:
+            out.append(f"| {p} | {_short(f['value'])} | ({f['detail']}) |  |  |")
+        for i, e in enumerate(f["evidence"]):
             hyp = ", ".join(f"{k}: {v}" for k, v in e["expect"].items())
             name = f"{p}" if i == 0 else ""
             val = _short(f["value"]) if i == 0 else ""
