@@ -122,3 +122,7 @@ def test_distinct_models_get_distinct_fingerprints():
         key = tuple(sorted((k, str(v)) for k, v in fp.model.as_dict().items() if k != "name"))
         assert key not in seen, f"{name} and {seen.get(key)} got the same fingerprint"
         seen[key] = name
+
+
+def test_every_named_model_has_a_round_trip():
+    assert {n for n, _, _ in CASES} == set(MODELS)
