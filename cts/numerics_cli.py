@@ -172,7 +172,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--targets", default=None, help="comma list A:C[:MxNxK], e.g. f16:f32,bf16:f32")
     ap.add_argument("--tiles", type=int, default=200, help="random tiles of the model tier (default 200)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default="reports/numerics/latest", help="where fingerprint.json/.md go")
+    ap.add_argument("--out", default="reports/latest/numerics", help="where fingerprint.json/.md go")
     ap.add_argument("--save-results", action="store_true", help="keep the device results of the random tiles")
     ap.add_argument("--no-check", action="store_true", help="run the random tiles but leave the model check")
     ap.add_argument("--from-saved", default=None, help="recompute the model tier from a saved run's folder")
