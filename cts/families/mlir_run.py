@@ -87,7 +87,15 @@ def _small(rng, elem: str, shape) -> np.ndarray:
     return (rng.integers(-8, 9, size=shape) / 2).astype(NP[elem])
 
 
-def _verdict(case, exp: np.ndarray, act: np.ndarray, elem: str, ok=None, hint=None, notes=()) -> Verdict:
+def _opaque(s: int, r: int, c: int) -> tuple[int, int]:
+    """Logical matrix elements: the lane holding them is the device's secret
+    (invocation -1); hints name the element instead."""
+    return -1, -1
+
+
+def _verdict(
+    case, exp: np.ndarray, act: np.ndarray, elem: str, ok=None, hint=None, notes=(), where=_opaque
+) -> Verdict:
     t = etype(ETYPE[elem])
     e3 = np.asarray(exp).reshape(exp.shape[0], -1, exp.shape[-1]) if exp.ndim > 1 else exp[None, None]
     a3 = np.asarray(act).reshape(e3.shape)
@@ -96,7 +104,7 @@ def _verdict(case, exp: np.ndarray, act: np.ndarray, elem: str, ok=None, hint=No
         ok = eb == ab
     else:
         ok = np.asarray(ok).reshape(e3.shape)
-    v = compare(eb, ab, t, ok, "exact", lambda s, r, c: (-1, -1), hint=hint)
+    v = compare(eb, ab, t, ok, "exact", where, hint=hint)
     v.notes.extend(notes)
     return v
 
@@ -351,7 +359,9 @@ def _gpu_rotate(case, backend, rng):
     def hint(s, _r, lane):
         return f"lane {lane}: valid expected {bool(valid_exp[lane])}, got {int(valid[s, lane])}"
 
-    v = _verdict(case, exp[:, None, :], got[:, None, :], e, ok=ok[:, None, :], hint=hint)
+    v = _verdict(
+        case, exp[:, None, :], got[:, None, :], e, ok=ok[:, None, :], hint=hint, where=lambda s, r, c: (c, 0)
+    )
     v.notes.append(f"lanes >= width {case.width} hold poison: only their valid flag (false) is checked")
     return MlirResult(v, {"IN": vals}, exp, got)
 
@@ -408,7 +418,7 @@ def _mma_rotate(case, backend, rng):
     def hint(s, lane, i):
         return f"lane {lane} thread-local index {i} of the rotated matrix (offset {case.offset})"
 
-    v = _verdict(case, exp, got, e, hint=hint)
+    v = _verdict(case, exp, got, e, hint=hint, where=lambda s, r, c: (r, c))
     if tag == "COp" and v.passed:
         v = _verdict(
             case, exp_d[:, None, :], out["D"][:, None, :], e, hint=lambda s, _r, x: f"stored element {x}"
