@@ -103,7 +103,13 @@ def register_intel_cpu_runtime(
         _NOTE.append("intel-opencl-rt is not installed (pip install '.[intel-cpu]')")
         return None
     d = private_vendors_dir(cache_base)
-    d.mkdir(parents=True, exist_ok=True)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError:  # unwritable cache (read-only HOME): fall back to the temp folder
+        import tempfile
+
+        d = private_vendors_dir(Path(tempfile.gettempdir()))
+        d.mkdir(parents=True, exist_ok=True)
     wanted = {"intel-cpu.icd": f"{lib}\n"}
     if system_vendors.is_dir():
         for f in sorted(system_vendors.glob("*.icd")):
