@@ -126,7 +126,7 @@ def rotate_spv_module(
         lines.append(f"%{st} = {decl}")
     vt = "%bool" if is_bool else f"%{st}"
     for w in widths:
-        if w > 1:
+        if w > 1 and vt + str(w) != "%ulong3":  # %v3ulong already declares ulong3
             lines.append(f"%vec{w} = OpTypeVector {vt} {w}")
     lines += [
         f"%p_elem = OpTypePointer CrossWorkgroup %{st}",
@@ -186,7 +186,7 @@ def _body(w: int, clusters: list[int], is_bool: bool, vt: str) -> list[str]:
             comps.append(f"%bv_{x}")
         else:
             comps.append(f"%v_{x}")
-    rt = vt if w == 1 else f"%vec{w}"
+    rt = vt if w == 1 else ("%v3ulong" if vt + str(w) == "%ulong3" else f"%vec{w}")
     if w == 1:
         val = comps[0]
     else:
