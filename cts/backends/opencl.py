@@ -72,6 +72,13 @@ class IntelOpenCL:
             if sg not in dev.subgroup_sizes:
                 sizes = ", ".join(map(str, dev.subgroup_sizes))
                 return f"subgroup size {sg} not supported by {name} (sizes {sizes})"
+            native = case.extension in dev.extensions and case.extension not in self.assumed
+            if native and "*" not in self.assumed and min(dev.subgroup_sizes) != sg:
+                # spec-digest 1.1: a device provides the N variant of its minimum subgroup size only
+                return (
+                    f"{name} has minimum subgroup size {min(dev.subgroup_sizes)}: its {case.extension} "
+                    f"built-ins are the N={min(dev.subgroup_sizes)} variants, not N={sg}"
+                )
             if getattr(case, "acc_scalar", "") == "half" and not self.has_extension("cl_khr_fp16"):
                 return f"cl_khr_fp16 not supported by {name} (half accumulator)"
         return None
@@ -142,6 +149,9 @@ from .opencl_rotate import RotateOpenCL  # noqa: E402
 from .opencl_spirv import SpirvOpenCL  # noqa: E402
 
 _OPENCL_MIXINS: tuple[type, ...] = (IntelOpenCL, SpirvOpenCL, RotateOpenCL)
+from .opencl_coop import CoopOpenCL  # noqa: E402
+
+_OPENCL_MIXINS += (CoopOpenCL,)  # cooperative matrix, OpenCL forms (issue 6 item 6)
 
 SUBGROUPS_PER_CASE = 32
 

@@ -1,0 +1,31 @@
+"""Conformance cases for the OpenCL forms of cooperative matrix (issue 6
+item 6; spec-digest 4.1, 4.4; seed 002).
+
+Same operations, buffers, reference and runner as ``test_coop_matrix``
+(``cts.families.coop_run.run_coop``); ids start with the form:
+``cl-spirv-...`` (SPIR-V Kernel module, cl_khr_cooperative_matrix) or
+``cl-c-...`` (OpenCL C coop_mat proposal), e.g.
+``test_coop_opencl[cl-spirv-muladd-m8n8k32-i8_u8_i32_i32-nosat-sg-row-exact]``.
+On an OpenCL device without the extension / feature macro every case skips
+naming it; ``--assume-extension`` runs them in a child process each.
+"""
+
+import pytest
+
+from cts.coop_plugin import coop_state
+from cts.families.coop_ocl import FORMS, ocl_coop_cases
+from cts.families.coop_run import run_coop
+
+
+def coop_opencl_cases(tiers: tuple[str, ...]):
+    entries, sg, apis, _ = coop_state()
+    forms = (
+        tuple(f for a, f in FORMS.items() if a in apis) if set(apis) & set(FORMS) else tuple(FORMS.values())
+    )
+    return ocl_coop_cases(entries, tiers, sg, forms)
+
+
+@pytest.mark.cts_cases.with_args(coop_opencl_cases)
+def test_coop_opencl(case, cts):
+    """One cooperative-matrix operation in one OpenCL form."""
+    cts.check(case, run_coop)
