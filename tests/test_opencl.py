@@ -66,6 +66,42 @@ def test_no_devices_is_an_error():
         select_device(None, [])
 
 
+# ------------------------------------------------------- capability skips
+def _backend(exts=(), sizes=(8, 16, 32), assumed=()):
+    """An OpenCLBackend whose device facts are given (no runtime needed)."""
+    from cts.backends.base import DeviceInfo
+    from cts.backends.opencl import OpenCLBackend
+
+    b = OpenCLBackend.__new__(OpenCLBackend)
+    b.device, b.prelude, b.assumed = _Named("Dev"), None, frozenset(assumed)
+    b._info = DeviceInfo("opencl", "Dev", extensions=tuple(exts), subgroup_sizes=tuple(sizes))
+    return b
+
+
+def _case(sg: int, acc: str = "i32", a: str = "i8"):
+    from cts.families.intel import intel_mma_cases
+
+    return next(c for c in intel_mma_cases(("exact",)) if (c.sg, c.acc, c.a) == (sg, acc, a))
+
+
+def test_capability_skips_name_what_is_missing():
+    assert _backend().unsupported(_case(8)) == f"{INTEL_EXT} not supported by Dev"
+    native = _backend(exts=(INTEL_EXT,))
+    assert native.unsupported(_case(8)) is None
+    # spec-digest 1.1: a device whose minimum subgroup size is 8 has only the N = 8 built-ins
+    assert "minimum subgroup size 8" in native.unsupported(_case(16))
+    assert "subgroup size 8 not supported by Dev (sizes 16, 32)" in _backend(
+        (INTEL_EXT,), (16, 32)
+    ).unsupported(_case(8))
+    assert "cl_intel_required_subgroup_size missing" in _backend((INTEL_EXT,), ()).unsupported(_case(8))
+    layered = _backend(sizes=(8, 16), assumed=(INTEL_EXT,))  # a prelude provides both variants
+    assert layered.unsupported(_case(16)) is None
+    assert (
+        layered.unsupported(_case(16, "f16", "f16")) == "cl_khr_fp16 not supported by Dev (half accumulator)"
+    )
+    assert _backend(sizes=(8, 16), assumed=("*",)).unsupported(_case(16)) is None
+
+
 # ------------------------------------------------------------ ICD registration
 def test_user_ocl_icd_vendors_is_left_alone(tmp_path):
     env = {ICD_ENV: "/my/own/vendors"}
