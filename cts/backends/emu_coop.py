@@ -178,6 +178,12 @@ class CoopEmulation:
             length -= 1
         return (np.arange(length)[None, :] * sg + np.arange(sg)[:, None]) % n
 
+    def coop_owner(self, mat, sg: int) -> np.ndarray:
+        """(rows, cols, 2): (invocation, index) holding each element."""
+        from cts.families.coop_run import owner_from_mapping
+
+        return owner_from_mapping(self.coop_mapping(mat.rows, mat.cols, sg), mat.rows, mat.cols)
+
     def run_coop_matrix(self, case, bufs: dict) -> dict:
         from cts.families.coop import CHAIN, GEMM_TILES, SCALE, SPLAT_CONST, case_stride
 

@@ -409,6 +409,23 @@ class VulkanBackend(Backend):
                 vk.vkDestroyBuffer(self.device, b, None)
                 vk.vkFreeMemory(self.device, m, None)
 
+    def coop_owner(self, mat, sg: int) -> np.ndarray | None:
+        """(rows, cols, 2) (invocation, index) of each element of ``mat`` as
+        the device's length case records it (cached; diagnostics only)."""
+        cache = self.__dict__.setdefault("_owners", {})
+        if mat not in cache:
+            from ..families.coop import CoopCase
+            from ..families.coop_run import decode_mapping, owner_from_mapping, run_coop
+
+            case = CoopCase("length", "vk", mat=mat, sg=sg)
+            cache[mat] = None
+            if self.unsupported(case) is None:
+                res = run_coop(case, self, seed=1, subgroups=1)
+                length = int(res.inputs["len"][0, 0])
+                idx = decode_mapping(np.asarray(res.inputs["map"]).reshape(sg, -1), length)
+                cache[mat] = owner_from_mapping(idx, mat.rows, mat.cols)
+        return cache[mat]
+
     # ------------------------------------------------- public entry point
     def run_coop_muladd(self, entry: CoopEntry, A, B, C) -> np.ndarray:
         """D = MulAdd(A, B, C) on the device for one tile (A (M,K)) or many

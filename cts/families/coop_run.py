@@ -19,6 +19,9 @@ is held by some invocation and that the length is the same everywhere.
 
 from __future__ import annotations
 
+import contextvars
+from dataclasses import replace
+
 import numpy as np
 
 from reference import coop as rc
@@ -36,19 +39,52 @@ from .coop import (
     SPLAT_CONST,
     CoopCase,
     CoopEntry,
+    MatType,
     case_stride,
     region_len,
     storage_dtype,
 )
 from .intel_run import RunResult
 
-__all__ = ["run_coop", "coop_muladd", "SUBGROUPS_PER_CASE", "decode_mapping"]
+__all__ = ["run_coop", "coop_muladd", "SUBGROUPS_PER_CASE", "decode_mapping", "owner_from_mapping"]
 
 SUBGROUPS_PER_CASE = 32
 
 
+_OWNER: contextvars.ContextVar = contextvars.ContextVar("coop_owner", default=None)
+
+
 def _nowhere(s: int, r: int, c: int) -> tuple[int, int]:
-    return -1, -1  # implementation-defined mapping: see the length case
+    """(invocation, element index) that holds result element (r, c): the
+    mapping is implementation-defined, so it is the one the backend reports
+    (its ``coop_owner``: the length case's record on a device), or (-1, -1)."""
+    owner = _OWNER.get()
+    if owner is None:
+        return -1, -1
+    tile = owner.shape[:2]
+    inv, idx = owner[r % tile[0], c % tile[1]]
+    return int(inv), int(idx)
+
+
+def owner_from_mapping(idx: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """(sg, length) element indices -> (rows, cols, 2) first (invocation, index)."""
+    owner = np.full((rows * cols, 2), -1, dtype=np.int64)
+    for inv in range(idx.shape[0]):
+        for j in range(idx.shape[1]):
+            e = int(idx[inv, j])
+            if 0 <= e < rows * cols and owner[e, 0] < 0:
+                owner[e] = (inv, j)
+    return owner.reshape(rows, cols, 2)
+
+
+def _result_type(case: CoopCase) -> MatType | None:
+    if case.entry is not None:
+        e = case.entry
+        return MatType("C", e.M, e.N, e.R, e.scope)
+    if case.op in ("store", "length"):
+        return None  # store is judged over memory offsets, length over coverage
+    m = case.mat
+    return MatType(m.use, m.rows, m.cols, case.to or m.t, m.scope)
 
 
 def _kind(t: ElemType) -> str:
@@ -368,6 +404,11 @@ def _judge_muladd(case, A, B, C, act, steps: int, profile) -> Verdict:
         rf = mma_float(_ftz(A, at), _ftz(B, bt), _ftz(C, ct))
         ftz = (rf.value, rf.abs_sum)
     n_terms = steps * (A.shape[2] // steps + 1)
+    if steps > 1:
+        # between chained MulAdds the value *is* a Result-typed matrix (spec-digest
+        # 4.1): whatever wider format a profile assumes inside one MulAdd, every
+        # step rounds into the Result type, so the bound uses its precision.
+        profile = replace(profile, acc_format={})
     return _float_verdict(ref.value, ref.abs_sum, act, rt, case.tier, n_terms, profile, ftz)
 
 
@@ -425,6 +466,21 @@ def run_coop(
 ) -> RunResult:
     """Run one cooperative-matrix case on ``backend`` and judge it."""
     rng = case_rng(seed, f"{case.family}[{case.id}]")
+    rt = _result_type(case)
+    owner = None
+    if rt is not None and hasattr(backend, "coop_owner"):
+        try:
+            owner = backend.coop_owner(rt, case.sg)
+        except Exception:  # noqa: BLE001 - diagnostics only; the verdict does not depend on it
+            owner = None
+    token = _OWNER.set(owner)
+    try:
+        return _run_op(case, backend, rng, subgroups, profile)
+    finally:
+        _OWNER.reset(token)
+
+
+def _run_op(case, backend, rng, subgroups, profile) -> RunResult:
     if case.op == "length":
         return _length(case, backend, rng, subgroups)
     if case.op in ("muladd", "chain", "gemm"):
