@@ -74,6 +74,11 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError("--emulator-model needs --backend emulator")
         if h is not None:
             h.backend.set_model(name)
+    if h is not None and not hasattr(h.backend, "run_float_mma") and hasattr(h.backend, "run_coop_muladd"):
+        # Vulkan cooperative matrix: the cases go through run_coop_muladd and the
+        # backend's own checks (reported entry, subgroup size, bf16 feature)
+        _STATE["family"] = "coop_muladd"
+        _STATE["sg"] = int(getattr(h.backend, "subgroup_size", 32) or 32)
 
 
 def cts_rerun_args(config: pytest.Config) -> list[str]:
@@ -93,7 +98,16 @@ class NumericsCase:
     N: int
     K: int
     tier: str = "model"
-    family: str = "float_mma"  # backend entry: run_float_mma
+    family: str = "float_mma"  # backend entry: run_float_mma (emulator) or run_coop_muladd (vulkan)
+    sg: int = 32  # cooperative matrix: the subgroup size the backend reports
+    api: str = "vk"
+
+    @property
+    def entry(self):
+        """The VkCooperativeMatrixPropertiesKHR entry this target needs (vulkan)."""
+        from .families.coop import CoopEntry
+
+        return CoopEntry(self.M, self.N, self.K, self.a, self.a, self.c, self.c)
 
     @property
     def id(self) -> str:
@@ -110,7 +124,8 @@ class NumericsCase:
 
 def numerics_cases(tiers: tuple[str, ...]) -> list[NumericsCase]:
     """One case per float MMA target (the backend skips those it lacks)."""
-    return [NumericsCase(*t) for t in KNOWN_TARGETS]
+    fam = _STATE.get("family", "float_mma")
+    return [NumericsCase(*t, family=fam, sg=_STATE.get("sg", 32)) for t in KNOWN_TARGETS]
 
 
 def float_mma_of(backend, a: str, c: str, M: int, N: int, K: int):
