@@ -301,7 +301,7 @@ CTS_DEF int8 cts_hostile(int8 a, int8 b, int8 acc) {{ return (intel_sub_group_i8
     cmd = [
         sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "cases/test_intel_mma.py", "-q",
         "-n", "2", "-k", _PICK, "--backend", "opencl", "--opencl-prelude", str(prelude),
-        "--opencl-cache-dir", str(cache), "--timeout", "8", "--timeout-method", "thread",
+        "--opencl-cache-dir", str(cache), "--timeout", "15", "--timeout-method", "thread",
         "--report-dir", str(report),
     ]  # fmt: skip
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
