@@ -280,15 +280,26 @@ def _journal(config: pytest.Config) -> Journal | None:
     return j
 
 
+def _journaled(item: pytest.Item) -> bool:
+    """Every test of the conformance modules is journaled (a case, or a
+    check of its own such as a rejected capability), not the self-tests."""
+    return isinstance(item, pytest.Function) and (
+        "case" in item.fixturenames or Path(str(item.path)).parent.name == "cases"
+    )
+
+
 def _case_fields(item: pytest.Item) -> dict:
     """Family, id, spec row, axes and tier of a case item (from what
-    ``cts.check`` recorded, else from the ``case`` parameter)."""
+    ``cts.check`` recorded, else from the ``case`` parameter, else from the
+    module ``cases/test_<family>.py`` and the pytest id)."""
     rec = item.stash.get(RECORD, {})
     case = item.callspec.params.get("case") if hasattr(item, "callspec") else None
+    module_family = Path(str(item.path)).stem.removeprefix("test_")
+    own_id = item.callspec.id if hasattr(item, "callspec") else item.name
     return {
         "nodeid": item.nodeid,
-        "family": rec.get("family") or getattr(case, "family", ""),
-        "case_id": rec.get("case_id") or getattr(case, "id", ""),
+        "family": rec.get("family") or getattr(case, "family", "") or module_family,
+        "case_id": rec.get("case_id") or getattr(case, "id", "") or f"{item.originalname}[{own_id}]",
         "spec_row": rec.get("spec_row") or getattr(case, "spec_row", ""),
         "axes": rec.get("axes") or getattr(case, "axes", {}),
         "tier": rec.get("tier") or getattr(case, "tier", ""),
@@ -312,7 +323,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """Journal a start marker before the case runs: if the process dies
     inside it, the reader turns the marker into a ``crash`` row."""
     h = item.config.stash.get(HARNESS, None)
-    if h is None or "case" not in getattr(item, "fixturenames", ()):
+    if h is None or not _journaled(item):
         return
     j = _journal(item.config)
     if j is not None:
@@ -342,7 +353,7 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     outcome = yield
     report = outcome.get_result()
     h = item.config.stash.get(HARNESS, None)
-    if h is None or "case" not in getattr(item, "fixturenames", ()):
+    if h is None or not _journaled(item):
         return
     phase_done = report.when == "call" or (report.when == "setup" and not report.passed)
     if not phase_done:
