@@ -11,7 +11,10 @@ COMMANDS = {
     "devices": ("cts.devices:devices_main", "list OpenCL platforms/devices and what they support"),
     "report": ("cts.report:main", "merge journals into report.md / report.html / results.csv"),
     "repro": ("cts.repro:main", "write a standalone repro bundle for one case"),
-    "numerics": ("cts.numerics_cli:main", "numerics fingerprint of a device: how it rounds, fuses and aligns"),
+    "numerics": (
+        "cts.numerics_cli:main",
+        "numerics fingerprint of a device: how it rounds, fuses and aligns",
+    ),
 }
 
 

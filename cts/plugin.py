@@ -30,7 +30,13 @@ RECORD = pytest.StashKey[dict]()
 # Each room's own pytest plugin module (options, backend options via
 # ``cts_backend_options(config)``, rerun arguments via ``cts_rerun_args(config)``).
 # A room adds one line here and keeps everything else in its own module.
-ROOM_PLUGINS: tuple[str, ...] = ("cts.sweep", "cts.shard", "cts.coop_plugin", "cts.opencl_plugin", "cts.spirv_plugin")
+ROOM_PLUGINS: tuple[str, ...] = (
+    "cts.sweep",
+    "cts.shard",
+    "cts.coop_plugin",
+    "cts.opencl_plugin",
+    "cts.spirv_plugin",
+)
 ROOM_PLUGINS += ("cts.numerics_plugin",)  # --emulator-model, --numerics-tiles
 _JOURNAL_KEY = pytest.StashKey[Journal]()
 

@@ -207,25 +207,26 @@ class IntelEmulation:
 
 
 # Mixins of the other families register here (one import and one base each).
-from .emu_hostile import HostileEmulation  # noqa: E402  (crash/hang doubles; wraps run_intel_mma)
-
-from .emu_rotate import RotateEmulation  # noqa: E402
+# NumericsEmulation comes first: it wraps _mad of the families below it; HostileEmulation
+# wraps run_intel_mma (crash/hang doubles).
+from .emu_coop import CoopEmulation  # noqa: E402  (cooperative matrix)
+from .emu_hostile import HostileEmulation  # noqa: E402
+from .emu_joint import JointEmulation  # noqa: E402  (SYCL joint_matrix)
 from .emu_mlir import MlirEmulation  # noqa: E402
+from .emu_numerics import NumericsEmulation  # noqa: E402  (float MMA through a device model)
+from .emu_rotate import RotateEmulation  # noqa: E402
 from .emu_spirv import SpirvEmulation  # noqa: E402
 
-_MIXINS: tuple[type, ...] = (HostileEmulation, IntelEmulation, RotateEmulation, MlirEmulation, SpirvEmulation)
-
-from .emu_joint import JointEmulation  # noqa: E402  (SYCL joint_matrix)
-
-_MIXINS += (JointEmulation,)
-
-from .emu_coop import CoopEmulation  # noqa: E402  (cooperative matrix)
-
-_MIXINS += (CoopEmulation,)
-
-from .emu_numerics import NumericsEmulation  # noqa: E402  (float MMA through a device model; wraps _mad)
-
-_MIXINS = (NumericsEmulation,) + _MIXINS
+_MIXINS: tuple[type, ...] = (
+    NumericsEmulation,
+    HostileEmulation,
+    IntelEmulation,
+    RotateEmulation,
+    MlirEmulation,
+    SpirvEmulation,
+    JointEmulation,
+    CoopEmulation,
+)
 
 
 def all_faults() -> dict[str, str]:
