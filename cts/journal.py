@@ -24,6 +24,7 @@ rerun case replaces its earlier row).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import warnings
@@ -57,13 +58,14 @@ class Journal:
 
 
 def journal_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """The *.jsonl files named by ``paths`` (files, or folders searched
-    recursively).  A missing path raises FileNotFoundError with its name."""
+    """The *.jsonl (and archived *.jsonl.gz) files named by ``paths`` (files,
+    or folders searched recursively).  A missing path raises FileNotFoundError
+    with its name."""
     out: list[Path] = []
     for p in paths:
         p = Path(p)
         if p.is_dir():
-            out.extend(sorted(p.rglob("*.jsonl")))
+            out.extend(sorted([*p.rglob("*.jsonl"), *p.rglob("*.jsonl.gz")]))
         elif p.is_file():
             out.append(p)
         else:
@@ -73,9 +75,12 @@ def journal_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
 
 def _lines(f: Path):
     try:
-        text = f.read_text(encoding="utf-8", errors="replace")
-    except OSError as e:
-        raise OSError(f"cannot read journal {f}: {e.strerror}") from None
+        if f.name.endswith(".gz"):
+            text = gzip.decompress(f.read_bytes()).decode("utf-8", errors="replace")
+        else:
+            text = f.read_text(encoding="utf-8", errors="replace")
+    except (OSError, EOFError, gzip.BadGzipFile) as e:
+        raise OSError(f"cannot read journal {f}: {getattr(e, 'strerror', None) or e}") from None
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue

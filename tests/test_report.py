@@ -56,6 +56,24 @@ def test_unreadable_or_missing_journals_are_one_line_errors(tmp_path):
     assert p.returncode == 2 and "no case rows" in p.stderr
 
 
+def test_archived_gzip_journals_merge_with_plain_ones_and_a_corrupt_one_is_a_one_line_error(tmp_path):
+    import gzip
+
+    (tmp_path / "a.jsonl").write_text(json.dumps(row("t::test_x[a]")) + "\n")
+    (tmp_path / "b.jsonl.gz").write_bytes(
+        gzip.compress((json.dumps(row("t::test_x[b]", "failed")) + "\n").encode())
+    )
+    rows = {r["nodeid"]: r["outcome"] for r in read_journals([tmp_path])}
+    assert rows == {"t::test_x[a]": "passed", "t::test_x[b]": "failed"}
+    bad = tmp_path / "c.jsonl.gz"
+    bad.write_bytes(b"not gzip")
+    p = subprocess.run(
+        [sys.executable, "-m", "cts", "report", str(bad), "--out", str(tmp_path / "o")],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0 and "cannot read journal" in p.stderr
+
+
 def test_merge_newest_row_wins_and_started_cases_without_result_are_crashes(tmp_path):
     j1, j2 = Journal(tmp_path / "gw0-1.jsonl"), Journal(tmp_path / "gw1-2.jsonl")
     j1.append(row("t::test_x[a]", "failed", t=1))
