@@ -24,6 +24,8 @@ ROTATE_FAULTS: dict[str, str] = {
     "rotate_vector_tail_unrotated": "rotate: vector components after the first are not rotated",
     "rotate_long_high_word_lost": "rotate: 64-bit values keep their own high 32 bits",
     "rotate_subnormal_flushed": "rotate: float subnormals are flushed to zero on the way",
+    "rotate_required_size_ignored": "rotate: subgroups of one work-item (required size ignored, "
+    "max size still reported): every read is of an inactive lane",
 }
 
 _JUNK = np.uint64(0xA5A5A5A5A5A5A5A5)
@@ -67,6 +69,14 @@ class RotateEmulation:
         if "rotate_subnormal_flushed" in f and case.gentype.kind == "float":
             res = self._rotate_flush(res, case)
         lid = np.arange(L)
+        if "rotate_required_size_ignored" in f:  # each work-item its own subgroup
+            return {
+                "out": values.copy(),
+                "sg_id": np.broadcast_to(lid, (G, L)),
+                "sg_lid": np.zeros((G, L), dtype=np.int64),
+                "sg_size": np.ones((G, L), dtype=np.int64),
+                "sg_max": np.full((G, L), sg),
+            }
         size = np.minimum(sg, L - (lid // sg) * sg)
         return {
             "out": res,

@@ -132,7 +132,10 @@ def run_joint_coop(case: JointCase, cts) -> None:
             "joint_matrix mad runs on a device only through VK_KHR_cooperative_matrix (--backend vulkan)"
         )
     if got is None:
-        why = getattr(be, "reason", None) or "no device"
+        why = getattr(be, "reason", None) or (
+            "the device reports no cooperative-matrix variants: no VK_KHR_cooperative_matrix / "
+            "cl_khr_cooperative_matrix properties"
+        )
         pytest.skip(
             f"backend {be.name!r}: no cooperative-matrix properties to realize joint_matrix with ({why})"
         )

@@ -102,6 +102,19 @@ def _check_map(case, sg_id, sg_lid, sg_size, sg_max) -> list[str]:
                 break
         if len(problems) > 3:
             break
+    # Coverage: the kernel requires subgroup size N, so every subgroup of a
+    # work-group but its last (partial) one has N work-items.  Without this a
+    # device forming subgroups of one work-item would have every read land on
+    # an "inactive" lane: nothing checked, a vacuous pass.
+    need = (L // case.sg) * case.sg
+    for g in range(G):
+        full = int((sg_size[g] == case.sg).sum())
+        if full < need:
+            problems.append(
+                f"group {g}: only {full} of its {L} work-items are in subgroups of the required size "
+                f"{case.sg} (expected at least {need}: all but the last partial subgroup)"
+            )
+            break
     return problems
 
 
