@@ -229,14 +229,16 @@ class CaseRunner:
             kwargs.setdefault("subgroups", h.subgroups)
         if "profile" in runner.__code__.co_varnames:
             kwargs.setdefault("profile", h.profile)
+        could_not_run = None
         try:
             result = runner(case, h.backend, h.seed, **kwargs)
         except Unsupported as e:
             pytest.skip(str(e))
         except CaseError as e:
-            rec["error"] = str(e)
+            rec["error"] = could_not_run = str(e)
+        if could_not_run is not None:  # outside the except: the build log is printed once, not chained
             pytest.fail(
-                f"{case.family}[{case.id}] could not run on {h.backend.name}: {e}\n"
+                f"{case.family}[{case.id}] could not run on {h.backend.name}: {could_not_run}\n"
                 f"rerun: {h.rerun_command(item.nodeid)}",
                 pytrace=False,
             )
