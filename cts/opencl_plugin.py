@@ -71,7 +71,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _given(config: pytest.Config) -> bool:
     o = config.option
-    return bool(o.opencl_prelude or o.opencl_cache_dir)
+    return bool(o.opencl_prelude or o.opencl_cache_dir or assumed_extensions(config))
 
 
 def cts_backend_options(config: pytest.Config) -> dict:

@@ -158,9 +158,16 @@ def test_prelude_missing_ends_the_session_with_one_line():
     assert len(err) == 1 and "--opencl-prelude /no/such/prelude.cl" in err[0], r.stderr
 
 
-def test_opencl_options_need_the_opencl_backend():
-    r = _pytest("cases/test_intel_mma.py", "--opencl-prelude", "builtin")
-    assert r.returncode == 4 and "need --backend opencl" in r.stderr
+@pytest.mark.parametrize(
+    "opt",
+    [("--opencl-prelude", "builtin"), ("--assume-extension", INTEL_EXT), ("--opencl-cache-dir", "off")],
+    ids=["prelude", "assume", "cache"],
+)
+def test_opencl_options_need_the_opencl_backend(opt):
+    """Given to the emulator they would be silently ignored: a usage error instead."""
+    r = _pytest("cases/test_intel_mma.py", *opt)
+    err = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert r.returncode == 4 and len(err) == 1 and "need --backend opencl" in err[0], r.stderr
 
 
 # ------------------------------------------------- on the Intel CPU runtime
@@ -212,6 +219,7 @@ def test_build_failure_fails_that_case_and_the_run_goes_on(tmp_path, cache):
     assert r.returncode == 1, out[-3000:]
     assert "1 failed, 1 passed" in out.splitlines()[-1]
     assert "kernel build failed" in out and "cts_broken" in out  # the build log is in the failure
+    assert out.count("kernel build failed") == 1 and "During handling" not in out  # once, not chained
     assert f"--opencl-prelude {bad}" in out  # rerun command carries the prelude
 
 
