@@ -179,3 +179,43 @@ def test_split_rows():
     first = layout.a_from_registers(regs[:, 0], 2, 32, 8)
     second = layout.a_from_registers(regs[:, 1], 2, 32, 8)
     assert np.array_equal(first[0], A[0, :2]) and np.array_equal(second[0], A[0, 2:])
+
+
+# spec-digest 1.2, table "Matrix A": (N, element bits, K) -> columns per work-item and
+# the width of the container that packs them (lower column in lower bits).
+A_TABLE = [
+    (8, 8, 32, 4, 32),
+    (8, 4, 64, 8, 32),
+    (8, 16, 16, 2, 32),
+    (16, 8, 32, 2, 16),
+    (16, 4, 64, 4, 16),
+    (16, 16, 16, 1, 16),
+]
+
+
+@pytest.mark.parametrize("N,bits,K,per,container", A_TABLE)
+def test_intel_a_table(N, bits, K, per, container):
+    rng = np.random.default_rng(N * K + bits)
+    M = 8
+    A = rng.integers(0, 1 << bits, size=(1, M, K)).astype(np.uint64)
+    regs = layout.a_register_image(A, N=N, elem_bits=bits)
+    assert regs.shape == (1, N, M)
+    for sg in range(N):
+        for m in range(M):
+            want = sum(int(A[0, m, per * sg + j]) << (bits * j) for j in range(per))
+            assert int(regs[0, sg, m]) == want and want < (1 << container), (sg, m)
+
+
+# spec-digest 1.2, table "Matrix B": dword b.sj of work-item n packs rows
+# j*per .. j*per+per-1 of column n (lower row in lower bits); K = 8 * per.
+@pytest.mark.parametrize("bits,per", [(4, 8), (8, 4), (16, 2), (32, 1)])
+def test_intel_b_table(bits, per):
+    rng = np.random.default_rng(bits)
+    K, N = 8 * per, 16
+    B = rng.integers(0, 1 << bits, size=(1, K, N)).astype(np.uint64)
+    regs = layout.b_register_image(B, elem_bits=bits)
+    assert regs.shape == (1, N, 8)
+    for n in range(N):
+        for j in range(8):
+            want = sum(int(B[0, per * j + t, n]) << (bits * t) for t in range(per))
+            assert int(regs[0, n, j]) == want, (n, j)
