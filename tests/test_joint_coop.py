@@ -108,3 +108,23 @@ def test_through_the_cooperative_matrix_family_entry(tier):
     wrong = CoopJointDevice(EmulatorBackend(("coop_acc_ignored",)), entry, 32)
     if tier != "special":  # NaN/inf accumulators can hide a dropped C
         assert not run_joint(case, wrong, 1, subgroups=4).verdict.passed
+
+
+def test_every_realizable_coop_case_runs_on_the_emulator():
+    """Each of the device-path cases (all but tf32, which no cooperative-matrix
+    component type can express) runs through the cooperative-matrix family's
+    coop_muladd on the emulator with an entry of its own (M, N, K, types) and
+    passes, so no combination of the catalog is left to the device alone."""
+    from cts.backends.emulator import EmulatorBackend
+    from cts.families.coop import CoopEntry
+
+    be = EmulatorBackend()
+    cases = [c for c in coop_cases(TIERS) if "tf32" not in c.types]
+    assert len(cases) > 500
+    bad = []
+    for c in cases:
+        entry = CoopEntry(c.M, c.N, c.K, *c.types)
+        assert matching_entry([entry], c) == entry
+        if not run_joint(c, CoopJointDevice(be, entry, 32), 1, subgroups=2).verdict.passed:
+            bad.append(c.id)
+    assert bad == []
