@@ -273,7 +273,7 @@ def _api_allows(
         if "bf16" in types and op in ELEMENTWISE:
             return False
         return not (op == "convert" and {mat.t, to} == {"f16", "bf16"})
-    types = (entry.A, entry.B, entry.C, entry.R) if entry else (mat.t,)
+    types = (entry.A, entry.B, entry.C, entry.R) if entry else (mat.t, to)
     scope = entry.scope if entry else mat.scope
     if "bf16" in types or scope != "subgroup":
         return False

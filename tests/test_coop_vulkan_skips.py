@@ -1,0 +1,79 @@
+"""The Vulkan backend's skip and selection rules without a GPU (issue 6
+item 4): the device state the backend would have queried is planted, the
+decisions are its own.  A Vulkan run (reports/h100-vulkan/) exercises the
+same functions on a real driver."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cts.backends.base import BackendError, Unsupported
+from cts.backends.vulkan import VulkanBackend
+from cts.families.coop import CoopCase, CoopEntry, MatType, coop_cases, load_profile
+
+H100 = load_profile("h100")
+
+
+def _device(entries=H100.entries, sg=32, bf16=True, reason=None) -> VulkanBackend:
+    b = VulkanBackend()
+    b._ready = True  # as if _open had run against a device reporting ``entries``
+    b.reason, b.entries, b.subgroup_size, b.bf16_coop = reason, list(entries), sg, bf16
+    return b
+
+
+def test_reported_table_runs_every_case_of_its_space():
+    b = _device()
+    cs = coop_cases(H100.entries, ("exact", "wrap"), 32, ("vk",))
+    assert [c.id for c in cs if b.unsupported(c)] == []
+
+
+def test_no_device_reason_is_every_case_skip():
+    b = _device(reason="no Vulkan physical device")
+    cs = coop_cases(H100.entries, ("exact",), 32, ("vk",))
+    assert {b.unsupported(c) for c in cs} == {"no Vulkan physical device"}
+    assert b.coop_entries() is None  # the plugin then falls back to a profile
+
+
+def test_missing_entry_and_matrix_type_are_named():
+    e = H100.entries[0]  # m16n16k16 f16 -> f16
+    rest = [x for x in H100.entries if x != e]
+    b = _device(rest)
+    assert b.unsupported(CoopCase("muladd", entry=e)) == f"no VkCooperativeMatrixPropertiesKHR entry {e.tag}"
+    only_f32 = [x for x in H100.entries if x.C == "f32" and x.M == 16 and x.N == 16]
+    b = _device(only_f32)
+    m = MatType("C", 16, 16, "f32")
+    assert b.unsupported(CoopCase("load", mat=m)) is None
+    reason = b.unsupported(CoopCase("convert", mat=m, to="f16"))
+    assert reason == "no reported entry has the matrix type C16x16-f16"
+    assert "C8x8-f32" in b.unsupported(CoopCase("load", mat=MatType("C", 8, 8, "f32")))
+
+
+def test_subgroup_size_bf16_feature_and_form():
+    b = _device(sg=64)
+    assert "subgroup size 32, device has 64" in b.unsupported(
+        CoopCase("length", mat=MatType("A", 16, 16, "f16"))
+    )
+    b = _device(bf16=False)
+    bf = next(e for e in H100.entries if e.A == "bf16")
+    assert b.unsupported(CoopCase("muladd", entry=bf)) == "shaderBFloat16CooperativeMatrix is not supported"
+    assert "Vulkan form only" in b.unsupported(CoopCase("load", api="clspv", mat=MatType("A", 16, 16, "f16")))
+
+
+def test_run_coop_muladd_refuses_an_unreported_entry():
+    b = _device([x for x in H100.entries if x.A != "bf16"])
+    bf = CoopEntry(16, 16, 16, "bf16", "bf16", "f32", "f32")
+    with pytest.raises(Unsupported, match="no VkCooperativeMatrixPropertiesKHR entry"):
+        b.run_coop_muladd(bf, np.zeros((16, 16)), np.zeros((16, 16)), np.zeros((16, 16)))
+
+
+def test_device_selection():
+    b = VulkanBackend("h100")
+    names, exts = ["llvmpipe", "NVIDIA H100 80GB HBM3"], [set(), {"VK_KHR_cooperative_matrix"}]
+    assert b._select(names, exts) == 1
+    assert VulkanBackend(None)._select(names, exts) == 1  # default: the first with the extension
+    assert VulkanBackend("0")._select(names, exts) == 0
+    with pytest.raises(BackendError, match="only 2 Vulkan device"):
+        VulkanBackend("7")._select(names, exts)
+    with pytest.raises(BackendError, match="matches no Vulkan device"):
+        VulkanBackend("radeon")._select(names, exts)
