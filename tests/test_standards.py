@@ -251,21 +251,19 @@ def test_files_stay_under_the_size_limit():
 
 
 # ------------------------------------------------------------ bad input
+# (--shard, --resume, --expectations: tests/test_sweep.py; --coop-profile,
+# --coop-api: tests/test_coop_profiles.py; python -m cts report / repro /
+# numerics: tests/test_report.py, tests/test_numerics_cli.py)
 BAD_PYTEST_OPTIONS = [
     (["--backend", "nosuch"], "nosuch"),
     (["--device", "nosuch"], "nosuch"),
     (["--seed", "abc"], "--seed"),
     (["--tiers", "nosuch"], "nosuch"),
-    (["--shard", "3/2"], "--shard"),
-    (["--coop-profile", "nosuch"], "nosuch"),
-    (["--coop-api", "nosuch"], "nosuch"),
     (["--emulator-fault", "nosuch"], "nosuch"),
     (["--emulator-model", "nosuch"], "nosuch"),
     (["--tolerance-profile", "nosuch"], "nosuch"),
     (["--subgroups", "0"], "--subgroups"),
     (["--numerics-tiles", "0"], "--numerics-tiles"),
-    (["--resume", "/nonexistent/journal"], "/nonexistent/journal"),
-    (["--expectations", "/nonexistent/expect.txt"], "/nonexistent/expect.txt"),
     (["--opencl-prelude", "builtin"], "--backend opencl"),
 ]
 
@@ -287,10 +285,7 @@ def test_bad_pytest_option_is_one_clear_line(args, names, tmp_path):
 
 BAD_CLI = [
     (["nosuch"], "nosuch"),
-    (["report", "/nonexistent/journal", "--out", "{tmp}"], "/nonexistent/journal"),
-    (["repro", "nosuch", "--out", "{tmp}"], "nosuch"),
-    (["numerics", "--backend", "nosuch"], "nosuch"),
-    (["numerics", "--emulator-model", "nosuch"], "nosuch"),
+    (["repro", "test_intel_mma[sg8-nosuch]", "--out", "{tmp}"], "sg8-nosuch"),
 ]
 
 
