@@ -54,6 +54,7 @@ def test_mlir_faults_are_caught_by_their_op(catches):
         "mlir_lead_dimension_ignored": ("load_store", "compute"),
         "mlir_store_transpose_ignored": ("load_store",),
         "mlir_compute_transpose_ignored": ("compute",),
+        "mlir_b_signedness_from_a": ("compute-si8_ui8", "compute-ui8_si8"),
         "mlir_subf_operands_swapped": ("elementwise-subf",),
         "mlir_divs_floor": ("elementwise-divs",),
         "mlir_truncf_truncates": ("elementwise-truncf",),

@@ -29,6 +29,7 @@ MLIR_FAULTS: dict[str, str] = {
     "mlir_lead_dimension_ignored": "load_matrix uses the matrix width as row stride, not leadDimension",
     "mlir_store_transpose_ignored": "store_matrix ignores `transpose`",
     "mlir_compute_transpose_ignored": "compute ignores a_transpose / b_transpose",
+    "mlir_b_signedness_from_a": "compute reads an 8-bit B with A's signedness (si8 x ui8 mixed up)",
     "mlir_subf_operands_swapped": "elementwise subf computes b - a",
     "mlir_divs_floor": "elementwise divs rounds toward -inf instead of toward zero",
     "mlir_truncf_truncates": "elementwise truncf chops the mantissa instead of rounding to nearest even",
@@ -127,6 +128,9 @@ class MlirEmulation:
         A = self._mlir_logical(a, S, bool(a_t))
         B = self._mlir_logical(b, S, bool(b_t))
         C = self._mlir_logical(c, S)
+        if "mlir_b_signedness_from_a" in self.faults and {a.elem, b.elem} == {"si8", "ui8"}:
+            raw = B.astype(np.int64) & 0xFF
+            B = raw - 256 * (raw >= 128) if a.elem == "si8" else raw
         if c.elem == "i32":
             D = _wrap32(np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64))
         else:
