@@ -103,18 +103,26 @@ def compare(
     error: np.ndarray | None = None,
     bound: np.ndarray | None = None,
     hint: Callable[[int, int, int], str] | None = None,
+    checked: np.ndarray | None = None,
 ) -> Verdict:
     """Build a verdict from an element-wise acceptance mask.
 
     ``where(s, r, c)`` maps a logical element to (invocation, component) of
     the result registers, so the message names the lane that held it.
+    ``checked`` marks the elements the rule actually judges (default: all);
+    the others are neither counted nor reported, so ``elements`` is the
+    number of checked elements and a verdict over none is visibly empty
+    (the plugin fails such a "pass").
     """
     exp_v = t.decode(expected_bits)
     act_v = t.decode(actual_bits)
+    if checked is not None:
+        checked = np.broadcast_to(np.asarray(checked, dtype=bool), ok.shape)
+        ok = ok | ~checked
     bad = np.argwhere(~ok)
     v = Verdict(
         passed=bad.shape[0] == 0,
-        elements=int(ok.size),
+        elements=int(ok.size if checked is None else np.count_nonzero(checked)),
         failures=int(bad.shape[0]),
         rule=rule,
     )

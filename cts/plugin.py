@@ -243,6 +243,9 @@ class CaseRunner:
                 pytrace=False,
             )
         v = result.verdict
+        if v.passed and v.elements == 0:  # a "pass" that judged nothing cannot be trusted
+            v.passed = False
+            v.notes.append("vacuous verdict: the runner checked no element (a suite or device-query defect)")
         rec["verdict"] = v.as_dict()
         rec["max_ratio"] = v.max_ratio
         rec["max_error"] = v.max_error

@@ -62,7 +62,10 @@ class Backend:
     def unsupported(self, case) -> str | None:
         """A skip reason naming what is missing, or None if the case can run."""
         if not hasattr(self, f"run_{case.family}"):
-            return f"backend {self.name!r} does not implement family {case.family}"
+            return (
+                f"not realized by the suite: backend {self.name!r} has no {case.family} runner "
+                "(a coverage gap of the suite, not a device verdict)"
+            )
         return None
 
     def close(self) -> None:
