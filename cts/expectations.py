@@ -79,6 +79,10 @@ def load_expectations(paths: list[str | os.PathLike]) -> list[Entry]:
             text = p.read_text(encoding="utf-8")
         except OSError as e:
             raise ValueError(f"cannot read expectations file {p}: {e.strerror or e}") from None
+        except UnicodeDecodeError as e:
+            raise ValueError(
+                f"cannot read expectations file {p}: not UTF-8 text ({e.reason} at byte {e.start})"
+            ) from None
         out.extend(parse_expectations(text, str(p)))
     return out
 

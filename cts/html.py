@@ -18,7 +18,7 @@ import html
 import math
 from collections import Counter, defaultdict
 
-from .journal import BAD_OUTCOMES, OUTCOMES
+from .journal import BAD_OUTCOMES, OUTCOMES, rerun_of
 
 __all__ = ["html_report", "matrix_axes"]
 
@@ -250,7 +250,7 @@ def _failures(rows: list[dict]) -> str:
             f'<td data-v="{e(ratio if ratio is not None else -1)}">{e("" if ratio is None else f"{ratio:.3g}")}</td>'
             f"<td>{e(r.get('duration'))}</td>"
             f"<td><details><summary>{e(first[:200])}</summary><pre>{e(reason[:6000])}</pre>"
-            f"rerun: <code>{e(r.get('rerun'))}</code></details></td></tr>"
+            f"rerun: <code>{e(rerun_of(r))}</code></details></td></tr>"
         )
     out.append("</tbody></table>")
     return "\n".join(out)

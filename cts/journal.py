@@ -27,11 +27,12 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shlex
 import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["Journal", "read_journals", "journal_files", "OUTCOMES", "BAD_OUTCOMES"]
+__all__ = ["Journal", "read_journals", "journal_files", "rerun_of", "OUTCOMES", "BAD_OUTCOMES"]
 
 # passed / failed (wrong result or case error) / skipped (with reason) /
 # xfailed (listed in an expectations file and failing) / xpassed (listed but
@@ -154,3 +155,17 @@ def read_journals(paths: Iterable[str | os.PathLike], header: bool = False) -> l
             out[nid] = _from_start(st, None)  # started after its last result and never ended
     rows = sorted(out.values(), key=lambda r: (str(r.get("family", "")), r["nodeid"]))
     return sessions + rows if header else rows
+
+
+def rerun_of(row: dict) -> str:
+    """The rerun command of a case row: the one recorded by the plugin, else
+    (a row written without it, e.g. by the xdist controller for a case
+    whose start marker was lost) one rebuilt from the node id, backend,
+    device and seed, so every failure of a report can be rerun."""
+    if row.get("rerun"):
+        return str(row["rerun"])
+    parts = ["pytest", str(row.get("nodeid", ""))]
+    for opt, key in (("--backend", "backend"), ("--device", "device"), ("--seed", "seed")):
+        if row.get(key) not in (None, "") and not (key == "device" and row.get("backend") == "emulator"):
+            parts += [opt, str(row[key])]
+    return " ".join(shlex.quote(p) for p in parts)

@@ -15,11 +15,17 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from .journal import OUTCOMES, read_journals
+from .journal import OUTCOMES, read_journals, rerun_of
 
 __all__ = ["markdown_report", "write_reports", "summarize", "main"]
 
 SHOWN = OUTCOMES
+
+
+def _s(x) -> str:
+    """A table key from a journal field that may be missing (a row written
+    by an older run or by the xdist controller lacks some fields)."""
+    return "" if x is None else str(x)
 
 
 def _counts(rows) -> Counter:
@@ -46,7 +52,7 @@ def _row_status(outcomes: Counter) -> str:
 
 
 def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
-    rows = sorted(rows, key=lambda r: (r.get("family", ""), r.get("nodeid", "")))
+    rows = sorted(rows, key=lambda r: (_s(r.get("family")), _s(r.get("nodeid"))))
     out = ["# Subgroup-matrix conformance report", ""]
     heads = [s for s in sessions or [] if s.get("kind") == "session"]
     for s in heads[:1]:
@@ -73,7 +79,7 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
     # summary per family, backend, device
     groups: dict[tuple, Counter] = defaultdict(Counter)
     for r in rows:
-        groups[(r.get("family"), r.get("backend"), r.get("device"))][r.get("outcome")] += 1
+        groups[(_s(r.get("family")), _s(r.get("backend")), _s(r.get("device")))][r.get("outcome")] += 1
     table = [
         [f, b, d, *[c.get(k, 0) for k in SHOWN], sum(c.values())] for (f, b, d), c in sorted(groups.items())
     ]
@@ -83,7 +89,7 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
     # per family and tier
     tg: dict[tuple, Counter] = defaultdict(Counter)
     for r in rows:
-        tg[(r.get("family"), r.get("tier") or "-")][r.get("outcome")] += 1
+        tg[(_s(r.get("family")), _s(r.get("tier")) or "-")][r.get("outcome")] += 1
     table = [[f, t, *[c.get(k, 0) for k in SHOWN], sum(c.values())] for (f, t), c in sorted(tg.items())]
     out += ["", "## Cases per family and tier", ""]
     out.append(tabulate(table, headers=["family", "tier", *SHOWN, "total"], tablefmt="github"))
@@ -93,7 +99,7 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
     ratio: dict[tuple, float] = defaultdict(float)
     reasons: dict[tuple, set] = defaultdict(set)
     for r in rows:
-        key = (r.get("family"), r.get("spec_row") or r.get("case_id"))
+        key = (_s(r.get("family")), _s(r.get("spec_row") or r.get("case_id")))
         cov[key][r.get("outcome")] += 1
         if r.get("max_ratio"):
             ratio[key] = max(ratio[key], float(r["max_ratio"]))
@@ -131,7 +137,7 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
         out.append("```")
         out.append(str(r.get("reason", ""))[:3000])
         out.append("```")
-        out.append(f"rerun: `{r.get('rerun', '')}`")
+        out.append(f"rerun: `{rerun_of(r)}`")
         out.append("")
     if len(bad) > 200:
         out.append(f"... {len(bad) - 200} more failures in the journal")

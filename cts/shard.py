@@ -30,6 +30,7 @@ from .journal import read_journals
 __all__ = ["parse_shard", "shard_of"]
 
 _ENTRIES = pytest.StashKey[list]()
+_DONE = pytest.StashKey[set]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -94,11 +95,29 @@ def pytest_configure(config: pytest.Config) -> None:
         if not Path(p).exists():
             raise pytest.UsageError(f"--resume: journal not found: {p}")
     if opt.resume:
-        opt.cts_keep_journal = True
+        try:  # read once, here: an unreadable journal is a usage error, not a traceback
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                config.stash[_DONE] = {r["nodeid"] for r in read_journals(opt.resume)}
+        except OSError as e:
+            raise pytest.UsageError(f"--resume: {e}") from None
+        for w in caught[:20]:  # malformed lines: skipped, and said so
+            config.issue_config_time_warning(pytest.PytestWarning(f"--resume: {w.message}"), stacklevel=2)
+        jdir = Path(getattr(opt, "report_dir", "reports/latest")) / "journal"
+        opt.cts_keep_journal = any(_overlaps(Path(p), jdir) for p in opt.resume)
     try:
         config.stash[_ENTRIES] = load_expectations(opt.expectations)
     except ValueError as e:
         raise pytest.UsageError(str(e)) from None
+
+
+def _overlaps(a: Path, b: Path) -> bool:
+    """Whether one of two paths is (inside) the other: the run's own journal
+    folder is kept only when ``--resume`` names it (or a file in it or its
+    report folder); resuming from elsewhere starts a fresh journal here, so
+    rows of an older run in the report folder never leak into the report."""
+    a, b = a.resolve(), b.resolve()
+    return a == b or a in b.parents or b in a.parents
 
 
 def _names(item: pytest.Item) -> tuple[str, ...]:
@@ -146,9 +165,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             _note(config, f"expectations entry {e.pattern!r} ({e.source}) matches no case: stale entry?")
 
     keep, drop = list(items), []
-    done: set[str] = set()
-    if config.option.resume:
-        done = {r["nodeid"] for r in read_journals(config.option.resume)}
+    done: set[str] = config.stash.get(_DONE, set())
     shard = getattr(config.option, "cts_shard", None)
     if done or shard:
         keep = []

@@ -62,6 +62,16 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.maxworkerrestart = str(MAX_WORKER_RESTARTS)
     if not config.pluginmanager.has_plugin(_CRASH_PLUGIN):
         config.pluginmanager.register(_CrashRecorder(config), _CRASH_PLUGIN)
+    if not getattr(config.option, "no_report", True):
+        jdir = Path(config.option.report_dir) / "journal"
+        try:  # a report folder that cannot be written is a usage error now, not an INTERNALERROR later
+            jdir.mkdir(parents=True, exist_ok=True)
+            if not os.access(jdir, os.W_OK):
+                raise PermissionError(13, "not writable")
+        except OSError as e:
+            raise pytest.UsageError(
+                f"--report-dir: cannot write the journal to {jdir}: {e.strerror or e}"
+            ) from None
 
 
 @pytest.hookimpl(trylast=True)

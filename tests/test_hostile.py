@@ -106,12 +106,13 @@ def test_unarmed_hostile_faults_fail_the_case_instead(monkeypatch, fault):
 
 
 def test_a_driver_crashing_on_many_cases_does_not_stop_the_sweep(tmp_path):
-    """8 crashes on one worker: more than pytest-xdist's default restart limit
-    (4 x workers), which cts.sweep raises, so every case still gets a row."""
+    """6 crashes on one worker: more than pytest-xdist's default restart limit
+    (4 x workers; the 5th crash would end the sweep), which cts.sweep raises,
+    so every case still gets a row."""
     p = run_cts(
-        CASES, "-q", "-n", "1", "-k", "i8_i8 and M2", "--emulator-fault", "hostile_segv_M2",
+        CASES, "-q", "-n", "1", "-k", "i8_i8 and M2 and not onehot", "--emulator-fault", "hostile_segv_M2",
         "--report-dir", str(tmp_path), env=ARMED,
     )  # fmt: skip
     assert "maximum crashed workers reached" not in p.stdout
     res = results(tmp_path / "results.csv")
-    assert sorted(res.values()) == ["crash"] * 8 + ["passed"] * 4, res  # 8 intel_mma M2 cases, 4 split ones
+    assert sorted(res.values()) == ["crash"] * 6 + ["passed"] * 3, res  # 6 intel_mma M2 cases, 3 split ones

@@ -187,6 +187,23 @@ def test_write_reports_and_results_csv_is_sorted(tmp_path):
     assert lines == sorted(lines) and len(lines) == 4
 
 
+def test_every_failure_has_a_rerun_command_even_without_a_recorded_one():
+    from cts.journal import rerun_of
+
+    crash = row("cases/t.py::test_x[b c]", "crash", backend="opencl", device="Intel CPU", seed=3)
+    assert (
+        rerun_of(crash) == "pytest 'cases/t.py::test_x[b c]' --backend opencl --device 'Intel CPU' --seed 3"
+    )
+    emu = row("cases/t.py::test_x[a]", "crash", backend="emulator", device="numpy emulator", seed=1)
+    assert rerun_of(emu) == "pytest 'cases/t.py::test_x[a]' --backend emulator --seed 1"
+    assert rerun_of(emu | {"rerun": "pytest x --seed 9"}) == "pytest x --seed 9"
+    assert "--backend opencl --device &#x27;Intel CPU&#x27; --seed 3" in html_report([crash], [])
+    assert "rerun: `pytest 'cases/t.py::test_x[b c]' --backend opencl" in markdown_report([crash], [])
+    bare = {"nodeid": "cases/t.py::test_x[z]", "outcome": "crash", "time": 2.0}  # no family/backend/device
+    assert "rerun: `pytest 'cases/t.py::test_x[z]'`" in markdown_report([crash, bare], [])
+    assert "rerun: <code>pytest &#x27;cases/t.py::test_x[z]&#x27;</code>" in html_report([bare, crash], [])
+
+
 # ------------------------------------------------------------------ repro
 def test_find_case_accepts_node_ids_test_names_family_names_and_bare_ids():
     cid = "sg8-i8_u8-k32-M1-acc_i32-random"  # M1: intel_mma only (split has M >= 2)

@@ -70,24 +70,70 @@ def unsharded(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     return d, res
 
 
-def test_shards_merge_to_the_unsharded_run(unsharded, tmp_path):
-    _, plain = unsharded
+# A slice of every family of cases/ (197 cases), with one fault per family so
+# each has failures next to passes, and skips (joint_matrix, spirv_intel_mma).
+SLICE = (
+    "(sg8 and (i8_i8 or u8_u8)) or (rotate and opencl_c and char) or (mlir and f16_f16_f16 and tight)"
+    " or (coop_matrix and A16x16 and f16 and exact) or (joint and amx and bf16 and exact and row_row)"
+    " or spirv_capability or (numerics and bf16_f32)"
+)
+SLICE_FAULTS = [
+    f"--emulator-fault={f}"
+    for f in (
+        "i8_as_u8",
+        "rotate_direction_reversed",
+        "mlir_compute_transpose_ignored",
+        "coop_colmajor_as_rowmajor",
+        "joint_apply_coords_swapped",
+    )
+]
+
+
+def verdicts(path: Path) -> dict[str, tuple[str, str]]:
+    """nodeid -> (outcome, max err/bound) from a results.csv: the outcome
+    and the measured error must agree, not only the case set."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        return {r["nodeid"]: (r["outcome"], r["max_ratio"]) for r in csv.DictReader(fh)}
+
+
+def test_plain_xdist_and_merged_shards_give_the_same_cases_and_outcomes(tmp_path):
+    """Done-when of issue 4: `pytest cases` (plain), `pytest cases -n 2` and
+    `--shard 1/2` + `--shard 2/2` + `python -m cts report` agree case by case
+    on the outcome and the measured error, over a slice of every family."""
+    base = ["cases", "-q", "-k", SLICE, *SLICE_FAULTS]
+    runs = {}
+    for name, extra in (("plain", []), ("xdist", ["-n", "2"])):
+        p = run_cts(*base, *extra, "--report-dir", str(tmp_path / name))
+        assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]  # the faults fail cases
+        runs[name] = verdicts(tmp_path / name / "results.csv")
+    plain = runs["plain"]
+    assert len(plain) == 197, len(plain)
+    fams = {}
+    for nid, (outcome, _) in plain.items():
+        fams.setdefault(nid.split("::")[0], set()).add(outcome)
+    faulty = {f for f, o in fams.items() if {"passed", "failed"} <= o}
+    assert len(fams) == 7 and len(faulty) == 5, fams  # numerics_model passes, spirv's capability tests skip
+    assert "skipped" in {o for o, _ in plain.values()}
+    assert any(r for _, r in plain.values())  # measured errors are compared too
+
     junit = tmp_path / "junit.xml"
     shard_sets = []
     for k in (1, 2):  # both shards into one report folder, as CI jobs sharing a volume would
-        p = run_cts(
-            CASES, "-q", "-k", SMALL, "--emulator-fault", "i8_as_u8", "--shard", f"{k}/2",
-            "--report-dir", str(tmp_path / "r"), "--junitxml", str(junit),
-        )  # fmt: skip
+        p = run_cts(*base, "--shard", f"{k}/2", "--report-dir", str(tmp_path / "r"), "--junitxml", str(junit))
         assert p.returncode in (0, 1), p.stderr[-2000:]
         shard_sets.append({r.attrib["name"] for r in ET.parse(junit).getroot().iter("testcase")})
     assert shard_sets[0] and shard_sets[1] and not shard_sets[0] & shard_sets[1]
-    assert len(shard_sets[0]) + len(shard_sets[1]) == 56
-    assert results(tmp_path / "r" / "results.csv") == plain  # same case set, same outcomes
+    assert len(shard_sets[0]) + len(shard_sets[1]) == 197
+    results_rows = [
+        ln for f in (tmp_path / "r" / "journal").glob("*.jsonl") for ln in f.read_text().splitlines()
+        if '"outcome"' in ln and '"kind"' not in ln
+    ]  # fmt: skip
+    assert len(results_rows) == 197  # no case ran in both shards, none twice
+    assert verdicts(tmp_path / "r" / "results.csv") == plain  # the report of the last shard merges both
     # and merged again by the CLI from the journal folder alone
     p = cts_report(str(tmp_path / "r" / "journal"), "--out", str(tmp_path / "m"))
     assert p.returncode == 0, p.stderr
-    assert results(tmp_path / "m" / "results.csv") == plain
+    assert verdicts(tmp_path / "m" / "results.csv") == plain == runs["xdist"]
     assert "2 sessions merged" in (tmp_path / "m" / "report.md").read_text()
 
 
@@ -134,6 +180,49 @@ def test_resume_runs_only_what_is_missing(unsharded, tmp_path):
     ]
     assert len(starts) == 56  # no case ran twice
     assert f"--resume: {len(first)} cases already recorded" in (d / "report.md").read_text()
+
+
+def test_resume_from_another_folder_starts_a_fresh_journal_here(tmp_path):
+    """Rows of an older run left in the report folder must not leak into the
+    report of a sweep resumed from a journal elsewhere."""
+    import json
+
+    d, old = tmp_path / "r", tmp_path / "old"
+    stale = {"nodeid": "cases/test_intel_mma.py::test_intel_mma[stale]", "family": "intel_mma",
+             "case_id": "stale", "outcome": "failed", "time": 1.0}  # fmt: skip
+    (d / "journal").mkdir(parents=True)
+    (d / "journal" / "main-1.jsonl").write_text(json.dumps(stale) + "\n")
+    m1 = "cases/test_intel_mma.py::test_intel_mma[sg8-i8_i8-k32-M1-acc_i32-exact]"
+    (old / "journal").mkdir(parents=True)
+    (old / "journal" / "main-2.jsonl").write_text(
+        json.dumps(stale | {"nodeid": m1, "outcome": "passed"}) + "\n"
+    )
+    p = run_cts(
+        CASES, "-q", "-k", "sg8 and i8_i8 and exact", "--resume", str(old / "journal"), "--report-dir", str(d)
+    )
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    res = results(d / "results.csv")
+    assert res[m1] == "passed" and len(res) == 7 and not [n for n in res if "stale" in n]
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda t: ["--resume", str(_write(t / "j.jsonl.gz", b"not gzip"))], "--resume: cannot read journal"),
+        (lambda t: ["--expectations", str(_write(t / "e.txt", b"\xff\xfe x fail y\n"))], "not UTF-8 text"),
+        (lambda t: ["--report-dir", str(_write(t / "file", b"x"))], "--report-dir: cannot write the journal"),
+    ],
+    ids=["corrupt-resume-journal", "binary-expectations", "report-dir-is-a-file"],
+)
+def test_unreadable_inputs_are_one_line_usage_errors(tmp_path, make, message):
+    p = run_cts(CASES, "-q", "-k", "sg8 and i8_i8 and M1 and exact", *make(tmp_path))
+    err = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert p.returncode == 4 and len(err) == 1 and message in err[0], p.stdout[-2000:] + p.stderr
+
+
+def _write(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
 
 
 # ----------------------------------------------------------- expectations
