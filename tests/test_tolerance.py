@@ -136,3 +136,27 @@ def test_dtype_facts():
     assert r[0] == 1.0 and r[1] == np.float32(1 + 2**-9) and np.isinf(r[2]) and np.isinf(r[3])
     assert np.isnan(dtypes.round_to_tf32(np.array([np.nan], dtype=np.float32)))[0]
     assert dtypes.etype("f16").ulp(np.array([1.0]))[0] == 2.0**-10
+
+
+class Tf32RoundingDevice(EmulatorBackend):
+    """Rounds the tf32 containers to nearest even instead of truncating them:
+    legal (spec-digest 1.5 says only which bits take part, not how)."""
+
+    def _elements(self, raw, tname):
+        if tname != "tf32":
+            return super()._elements(raw, tname)
+        f = (np.asarray(raw).astype(np.uint64) & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
+        return dtypes.round_to_tf32(f).astype(np.float64)
+
+
+TF32_CASES = [c for c in intel_mma_cases(("random", "special")) if c.a == "tf32"]
+
+
+def test_tf32_inputs_truncated_or_rounded_both_pass_full_precision_fails():
+    assert len(TF32_CASES) == 8
+    for case in TF32_CASES:
+        for dev in (EmulatorBackend(), Tf32RoundingDevice()):
+            r = run_intel_mma(case, dev, seed=3, subgroups=8)
+            assert r.verdict.passed, (case.id, type(dev).__name__, r.verdict.summary())
+        wrong = run_intel_mma(case, EmulatorBackend(("tf32_inputs_full_precision",)), seed=3, subgroups=8)
+        assert not wrong.verdict.passed, case.id

@@ -40,6 +40,7 @@ FAULTS: dict[str, str] = {
     "n_gt_k_interleave": "N > K: rows of A taken as blocks instead of interleaved",
     "split_rows_misplaced": "split: the second subgroup's rows interleaved with the first's",
     "bf16_result_truncated": "bf16 results truncated instead of rounded to nearest even",
+    "tf32_inputs_full_precision": "tf32 matrix inputs used with all 23 mantissa bits, not as tf32",
 }
 
 
@@ -77,8 +78,15 @@ class IntelEmulation:
                 return r.view(np.float16).astype(np.float64)
             return r.view(ml_dtypes.bfloat16).astype(np.float64)
         if tname == "tf32":
+            u = raw.astype(np.uint32)
+            if "tf32_inputs_full_precision" not in f:
+                # spec-digest 1.5: only the upper 10 of the 23 stored mantissa bits take
+                # part in the math (this device ignores the rest; NaN stays NaN)
+                nan = (u & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
+                u = np.where(nan & ((u & np.uint32(0x7FFFFF)) != 0), u | np.uint32(0x400000), u)
+                u = u & np.uint32(0xFFFFE000)
             with np.errstate(invalid="ignore"):
-                return raw.astype(np.uint32).view(np.float32).astype(np.float64)
+                return u.view(np.float32).astype(np.float64)
         raise ValueError(tname)
 
     @staticmethod
