@@ -162,20 +162,13 @@ def run_numerics_model(case: NumericsCase, backend, seed: int) -> _Result:
     bit against the inferred model (rule M)."""
     from reference.data import case_rng
 
-    from .backends.base import Unsupported
     from .check import compare
     from .numerics import Target
     from .numerics_model import _equal, fingerprint, random_operands
 
     key = (case.a, case.c, case.M, case.N, case.K)
-    if not hasattr(backend, "run_float_mma") or key not in tuple(backend.numerics_targets()):
-        raise Unsupported(
-            f"backend {backend.name!r} offers no float MMA {case.a}*{case.a}+{case.c} {case.M}x{case.N}x{case.K}"
-        )
-
-    def mma(A, B, C):
-        return backend.run_float_mma(case.a, case.c, case.M, case.N, case.K, A, B, C)
-
+    # run_float_mma (emulator) or run_coop_muladd (Vulkan); Unsupported otherwise
+    mma = float_mma_of(backend, *key)
     t = Target(backend.name, case.M, case.N, case.K, case.a, case.c, mma)
     fkey = (id(backend), getattr(backend, "model", None), key)
     if fkey not in _FINGERPRINTS:

@@ -67,3 +67,21 @@ def test_faults_are_caught_where_they_should_be(catches):
     }
     for fault, frag in want.items():
         assert any(frag in c for c in catches[fault]), (fault, catches[fault][:3])
+
+
+def test_modelled_devices_fp16_accumulation_is_caught():
+    """``--emulator-model``: a float MulAdd computed as a device model.  The
+    H100's kind (one fused step, 26-bit window, truncation) passes the fp32
+    MulAdd / chain / gemm cases; a device that accumulates fp32 results in
+    fp16 (``f16acc_b4``) fails them."""
+    cases = [
+        c
+        for c in cases_of("h100")
+        if c.entry is not None and c.entry.R == "f32" and c.tier in ("random", "special")
+    ]
+    good, bad = EmulatorBackend(), EmulatorBackend()
+    good.set_model("inputs_b16_e2")
+    bad.set_model("f16acc_b4")
+    assert failing(good, cases) == []
+    caught = failing(bad, cases)
+    assert {i.split("-")[1] for i in caught} == {"muladd", "chain", "gemm"}, caught

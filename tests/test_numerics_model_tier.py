@@ -14,7 +14,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from cts.backends.base import Backend, Unsupported
 from cts.backends.emulator import EmulatorBackend
+from cts.families.coop import load_profile
+from cts.families.coop_run import coop_muladd
 from cts.numerics_plugin import NumericsCase, run_numerics_model
 from reference.devmodel import MODELS, DevModel, model_mma
 from reference.dtypes import etype
@@ -39,6 +42,41 @@ def test_model_tier_catches_inconsistent_device(fault):
     assert not v.passed
     m = v.mismatches[0]
     assert m.expected_bits != m.actual_bits and m.row >= 0 and m.col >= 0
+
+
+class _CoopOnly(Backend):
+    """A Vulkan-like backend: MulAdd on values only (``run_coop_muladd``, as
+    cts.backends.vulkan offers it), computed by the emulator's
+    cooperative-matrix device through the family's buffers (coop_run.coop_muladd)
+    under a device model; it reports the h100 profile's entries."""
+
+    name = "coop-only"
+
+    def __init__(self, model: str):
+        self.model = model  # part of the model tier's fingerprint cache key
+        self.emu = EmulatorBackend()
+        self.emu.set_model(model)
+        self.entries = list(load_profile("h100").entries)
+
+    def run_coop_muladd(self, entry, A, B, C):
+        if entry not in self.entries:
+            raise Unsupported(f"no VkCooperativeMatrixPropertiesKHR entry {entry.tag}")
+        return coop_muladd(self.emu, entry, A, B, C)
+
+
+@pytest.mark.parametrize("model", ["trunc_b8_e3", "inputs_b16_e2"])
+def test_model_tier_runs_through_run_coop_muladd(model):
+    """The tier on a Vulkan backend goes through run_coop_muladd (it used to
+    skip every case there: it only knew run_float_mma), and a device
+    computing as ``model`` is reproduced bit for bit by its inferred model."""
+    dev = _CoopOnly(model)
+    block = "K" if MODELS[model].block >= 16 else MODELS[model].block  # K = 16: one fused step
+    for a, c in (("f16", "f32"), ("f16", "f16"), ("bf16", "f32")):
+        res = run_numerics_model(NumericsCase(a, c, 16, 16, 16, family="coop_muladd"), dev, seed=1)
+        assert res.verdict.passed, (a, c, res.verdict.summary())
+        assert f"block {block} " in res.verdict.notes[0], res.verdict.notes[0]
+    with pytest.raises(Unsupported, match="no VkCooperativeMatrixPropertiesKHR entry"):
+        run_numerics_model(NumericsCase("bf16", "bf16", 8, 16, 16, family="coop_muladd"), dev, seed=1)
 
 
 def test_pytest_run_of_the_tier_names_model_and_rerun(tmp_path):

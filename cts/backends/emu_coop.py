@@ -10,7 +10,11 @@ at r*Stride + c, or c*Stride + r) with index arithmetic of its own, not with
 e mod sg at index e div sg.
 
 Arithmetic: exact (int64 / float64) and one rounding to nearest even into
-the result type; chained MulAdds round after each step.
+the result type; chained MulAdds round after each step.  With
+``--emulator-model NAME`` a float MulAdd computes as that device model
+(reference/devmodel.py: block size, alignment window, roundings), so the
+family and the numerics ``model`` tier (through ``coop_muladd``) can be run
+against a truncating or block-fused device.
 
 Named faults (``--emulator-fault NAME``) make it a wrong device on purpose;
 tests/test_coop_mutations.py shows each is caught.
@@ -135,6 +139,11 @@ class CoopEmulation:
             d = np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64)
             sat = e.sat != ("coop_saturation_missing" in f) if e.sat else "coop_wrap_saturates" in f
             return self._val(self._raw(d, e.R, saturate=sat), e.R)
+        model = getattr(self, "model", None)  # --emulator-model (cts/backends/emu_numerics.py)
+        if model is not None and e.A == e.B and e.C == e.R:
+            from reference.devmodel import model_mma
+
+            return model_mma(model, A, B, C, e.A, e.R)
         with np.errstate(invalid="ignore", over="ignore"):
             d = (A[:, :, :, None] * B[:, None, :, :]).sum(axis=2) + C
         return self._val(self._raw(d, e.R), e.R)
