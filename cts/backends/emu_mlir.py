@@ -39,6 +39,7 @@ MLIR_FAULTS: dict[str, str] = {
     "mlir_rotate_reversed": "subgroup rotate in the mma_rotate lowering moves values up",
     "gpu_rotate_width_ignored": "gpu.rotate rotates over the whole subgroup, not width lanes",
     "gpu_rotate_valid_all_lanes": "gpu.rotate reports valid = true on every lane",
+    "gpu_rotate_vector_tail_unrotated": "gpu.rotate of a vector value rotates only its first component",
 }
 
 _NP = {
@@ -263,15 +264,20 @@ class MlirEmulation:
                 out = v.copy()  # lanes >= width: poison (here: their own value)
                 w = S if "gpu_rotate_width_ignored" in f else width
                 out[:, :w] = np.roll(v[:, :w], -off % w, axis=1)
+                if v.ndim == 3 and "gpu_rotate_vector_tail_unrotated" in f:
+                    out[:, :, 1:] = v[:, :, 1:]
                 env[reg] = out
                 ok = np.broadcast_to(lanes < width, (P, S))
                 env[valid] = np.ones((P, S), bool) if "gpu_rotate_valid_all_lanes" in f else ok
-            elif kind == "read_lane":
-                _, reg, buf, elem = op
-                env[reg] = bufs[buf][:, :S].astype(_NP[elem])
+            elif kind == "read_lane":  # (P, S) or, for vector values, (P, S, V)
+                reg, buf, elem = op[1:4]
+                V = op[4] if len(op) > 4 else 1
+                x = bufs[buf][:, : S * V].astype(_NP[elem])
+                env[reg] = x.reshape(P, S, V) if V > 1 else x
             elif kind == "write_lane":
-                _, buf, reg = op
-                bufs[buf][:, :S] = np.asarray(env[reg]).astype(bufs[buf].dtype)
+                buf, reg = op[1:3]
+                x = np.asarray(env[reg]).reshape(P, -1)
+                bufs[buf][:, : x.shape[1]] = x.astype(bufs[buf].dtype)
             else:
                 raise ValueError(f"unknown MLIR program op {kind!r}")
         return bufs

@@ -16,7 +16,8 @@ ops (each case runs a small program; see ``mlir_run.py``):
 * ``thread_local`` extract_thread_local of every index on every lane covers every
                    element exactly once; insert_thread_local of new values
                    round-trips (stored, or through compute with a selector matrix).
-* ``gpu_rotate``   offset / width / valid flag, widths 1 .. subgroup size.
+* ``gpu_rotate``   offset / width / valid flag, widths 1 .. subgroup size; scalar
+                   and 1-D vector values (vector<4xf32>, vector<2xi32>, vector<3xf16>).
 * ``mma_rotate``   the proposal realized as its lowering (extract, select, subgroup
                    rotate, insert), offsets 0, 1, S/2, S-1.
 """
@@ -48,6 +49,8 @@ C_TYPES = ("f16", "f32", "i32", "f64")
 OBSERVE_C = {"f16": "f32", "si8": "i32", "ui8": "i32", "f32": "f32", "f64": "f64"}
 MLIR_OPS = ("load_store", "compute", "constant", "elementwise", "thread_local", "gpu_rotate", "mma_rotate")
 ROTATE_OPS = ("gpu_rotate", "mma_rotate")
+# gpu.rotate on vector<VxT> values (subgroup size 16, every width and offset class)
+GPU_ROTATE_VECTORS = (("f32", 4), ("i32", 2), ("f16", 3))
 ELEMENTWISE_TYPES = {"f": ("f16", "f32", "f64"), "i": ("i32",), "f16->f32": ("f16",), "f32->f16": ("f32",)}
 
 
@@ -65,6 +68,7 @@ class MlirCase:
     optype: str = ""
     offset: int = 0
     width: int = 0
+    vec: int = 0  # gpu.rotate on a 1-D vector value of this many components (0: scalar)
     family: str = "mlir_mma"
 
     # --- shapes ------------------------------------------------------------
@@ -97,7 +101,8 @@ class MlirCase:
         if o == "thread_local":
             return f"thread_local-{self.tag}-{self.elem}"
         if o == "gpu_rotate":
-            return f"gpu_rotate-{self.elem}-sg{self.sg}-w{self.width}-off{self.offset}"
+            v = f"x{self.vec}" if self.vec else ""
+            return f"gpu_rotate-{self.elem}{v}-sg{self.sg}-w{self.width}-off{self.offset}"
         return f"mma_rotate-{self.tag}-{self.elem}-sg{self.sg}-off{self.offset}"
 
     @property
@@ -128,6 +133,7 @@ class MlirCase:
             "optype": self.optype,
             "offset": self.offset,
             "width": self.width,
+            "vec": self.vec,
         }
 
 
@@ -178,6 +184,10 @@ def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
             for w in _pow2_upto(sg):
                 for off in sorted({0, 1, w - 1} & set(range(w))):
                     out.append(MlirCase("gpu_rotate", sg, t, offset=off, width=w))
+    for t, vec in GPU_ROTATE_VECTORS:  # value: "integer, float or 1-D vector" (6.3)
+        for w in _pow2_upto(16):
+            for off in sorted({0, 1, w - 1} & set(range(w))):
+                out.append(MlirCase("gpu_rotate", 16, t, offset=off, width=w, vec=vec))
     for tag, t in (("AOp", "f16"), ("BOp", "f16"), ("COp", "f32"), ("COp", "i32")):
         for sg in (8, 16, 32):
             for off in sorted({0, 1, sg // 2, sg - 1}):

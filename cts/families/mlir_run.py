@@ -15,7 +15,8 @@ A program is a list of tuples (the backend interprets or compiles them):
 * ``("lane_ge", reg, k)``, ``("select", reg, cond, a, b)``
 * ``("sg_rotate", reg, src, offset)``: subgroup rotate (SPIR-V rule)
 * ``("gpu_rotate", reg, valid, src, offset, width)``
-* ``("read_lane", reg, buf)`` / ``("write_lane", buf, reg)``
+* ``("read_lane", reg, buf, elem[, V])`` / ``("write_lane", buf, reg[, V])``: one
+  value per lane (a vector of V components at buf[lane * V + j] when V > 1)
 
 Buffers are (P, size) arrays, one row per subgroup (P subgroups per launch,
 each with its own data).  The thread-local map is never assumed: it is read
@@ -336,31 +337,48 @@ def _thread_local(case, backend, rng):
 
 
 def _gpu_rotate(case, backend, rng):
-    S, e = case.sg, case.elem
-    vals = _distinct(rng, e if e != "i32" else "f32", (SUBGROUPS, S)).astype(NP[e])
+    """gpu.rotate of a scalar or 1-D vector value (spec-digest 6.3): every
+    component comes from the source lane; lanes >= width are poison, only
+    their valid flag (false) is checked."""
+    S, e, V = case.sg, case.elem, max(case.vec, 1)
+    vals = _distinct(rng, e if e != "i32" else "f32", (SUBGROUPS, S, V)).astype(NP[e])
     prog = [
-        ("read_lane", "v", "IN", e),
+        ("read_lane", "v", "IN", e, V),
         ("gpu_rotate", "r", "ok", "v", case.offset, case.width),
-        ("write_lane", "OUT", "r"),
+        ("write_lane", "OUT", "r", V),
         ("write_lane", "VALID", "ok"),
     ]
-    bufs = {"IN": vals, "OUT": np.zeros((SUBGROUPS, S), NP[e]), "VALID": np.full((SUBGROUPS, S), 7, np.int32)}
+    bufs = {
+        "IN": vals.reshape(SUBGROUPS, S * V),
+        "OUT": np.zeros((SUBGROUPS, S * V), NP[e]),
+        "VALID": np.full((SUBGROUPS, S), 7, np.int32),
+    }
     out = _run(backend, case, prog, bufs)
-    exp = np.empty((SUBGROUPS, S))
+    exp = np.empty((SUBGROUPS, S, V))
     valid_exp = None
     for p in range(SUBGROUPS):
         exp[p], valid_exp = ref.gpu_rotate_expected(vals[p].astype(np.float64), case.offset, case.width)
-    got = out["OUT"]
+    got = out["OUT"].reshape(SUBGROUPS, S, V)
     valid = out["VALID"]
-    ok = (etype(ETYPE[e]).encode(exp) == etype(ETYPE[e]).encode(got.astype(np.float64))) | ~valid_exp[None, :]
-    ok &= (valid != 0) == valid_exp[None, :]
-    ok &= (valid == 0) | (valid == 1)
+    t = etype(ETYPE[e])
+    ok = (t.encode(exp) == t.encode(got.astype(np.float64))) | ~valid_exp[None, :, None]
+    ok &= ((valid != 0) == valid_exp[None, :])[:, :, None]
+    ok &= ((valid == 0) | (valid == 1))[:, :, None]
 
-    def hint(s, _r, lane):
-        return f"lane {lane}: valid expected {bool(valid_exp[lane])}, got {int(valid[s, lane])}"
+    def hint(s, comp, lane):
+        return (
+            f"lane {lane} component {comp}: valid expected {bool(valid_exp[lane])}, got {int(valid[s, lane])}"
+        )
 
+    # (P, V, S): rows = components, columns = lanes
     v = _verdict(
-        case, exp[:, None, :], got[:, None, :], e, ok=ok[:, None, :], hint=hint, where=lambda s, r, c: (c, 0)
+        case,
+        exp.transpose(0, 2, 1),
+        got.transpose(0, 2, 1),
+        e,
+        ok=ok.transpose(0, 2, 1),
+        hint=hint,
+        where=lambda s, r, c: (c, r),
     )
     v.notes.append(f"lanes >= width {case.width} hold poison: only their valid flag (false) is checked")
     return MlirResult(v, {"IN": vals}, exp, got)

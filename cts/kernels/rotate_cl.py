@@ -107,6 +107,7 @@ def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tupl
     mats: dict[str, tuple[str, int, int, int]] = {}  # name -> (C type, n, rows, cols)
     regs: dict[str, str] = {}  # program register -> current C variable
     rtype: dict[str, str] = {}  # C variable -> C type
+    vwidth: dict[str, int] = {}  # C variable -> components, for vector values
     body: list[str] = []
     counter = [0]
 
@@ -184,19 +185,39 @@ def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tupl
         elif kind == "gpu_rotate":
             _, reg, valid, src, off, width = op
             v, ok = fresh("r"), fresh("ok")
-            t = rtype[regs[src]]
-            body.append(f"{t} {v} = sub_group_clustered_rotate({regs[src]}, {off}, {width}u);")
+            t, x = rtype[regs[src]], regs[src]
+            if x in vwidth:  # vector value: the built-ins are scalar, rotate each component
+                body.append(f"{t} {v};")
+                body += [
+                    f"{v}.s{j} = sub_group_clustered_rotate({x}.s{j}, {off}, {width}u);"
+                    for j in range(vwidth[x])
+                ]
+                vwidth[v] = vwidth[x]
+            else:
+                body.append(f"{t} {v} = sub_group_clustered_rotate({x}, {off}, {width}u);")
             body.append(f"int {ok} = lane < {width};")
             regs[reg], regs[valid], rtype[v], rtype[ok] = v, ok, t, "int"
         elif kind == "read_lane":
-            _, reg, buf, elem = op
+            reg, buf, elem = op[1:4]
+            nv = op[4] if len(op) > 4 else 1
             v = fresh("v")
-            body.append(f"{_ELEM_C[elem]} {v} = {at(buf, 'lane')};")
-            regs[reg], rtype[v] = v, _ELEM_C[elem]
+            if nv > 1:
+                parts = ", ".join(at(buf, f"lane * {nv} + {j}") for j in range(nv))
+                body.append(f"{_ELEM_C[elem]}{nv} {v} = ({_ELEM_C[elem]}{nv})({parts});")
+                regs[reg], rtype[v], vwidth[v] = v, f"{_ELEM_C[elem]}{nv}", nv
+            else:
+                body.append(f"{_ELEM_C[elem]} {v} = {at(buf, 'lane')};")
+                regs[reg], rtype[v] = v, _ELEM_C[elem]
         elif kind == "write_lane":
-            _, buf, reg = op
+            buf, reg = op[1:3]
+            nv = op[3] if len(op) > 3 else 1
             written.add(buf)
-            body.append(f"{at(buf, 'lane')} = ({ctype[buf]}){regs[reg]};")
+            if nv > 1:
+                body += [
+                    f"{at(buf, f'lane * {nv} + {j}')} = ({ctype[buf]}){regs[reg]}.s{j};" for j in range(nv)
+                ]
+            else:
+                body.append(f"{at(buf, 'lane')} = ({ctype[buf]}){regs[reg]};")
         else:
             raise ValueError(f"MLIR op {kind!r} has no OpenCL C realization here")
     params = ", ".join(f"global {'' if k in written else 'const '}{ctype[k]}* {k}" for k in names)
