@@ -168,3 +168,42 @@ def test_without_vulkan_every_case_skips_with_a_reason(tmp_path):
     tail = p.stdout.strip().splitlines()[-1]
     assert re.fullmatch(r"\d+ skipped, \d+ deselected in [\d.]+s", tail), tail
     assert "no Vulkan loader" in p.stdout
+
+
+def _val(code: bytes) -> subprocess.CompletedProcess:
+    import tempfile
+
+    from cts.kernels.coopmat_glsl import tool
+
+    with tempfile.NamedTemporaryFile(suffix=".spv") as f:
+        f.write(code)
+        f.flush()
+        return subprocess.run(
+            [tool("spirv-val"), "--target-env", "vulkan1.3", f.name], capture_output=True, text=True
+        )
+
+
+def test_modules_validate_fresh_past_the_cache(modules):
+    """spirv_module reads validated modules back from .cache/coopmat; here
+    every returned binary goes through spirv-val again."""
+    with ThreadPoolExecutor(4) as ex:
+        res = list(ex.map(lambda cm: (cm[0].id, _val(cm[1])), modules))
+    bad = [(i, (p.stdout + p.stderr)[-300:]) for i, p in res if p.returncode]
+    assert not bad, bad[:3]
+
+
+def test_vulkan_validation_is_real(modules):
+    """The same validator rejects a module that lost its cooperative-matrix
+    capability (so a pass above means something)."""
+    from cts.kernels.coopmat_glsl import tool
+
+    case, code = next((c, m) for c, m in modules if c.op == "muladd")
+    text = disassemble(code).replace("OpCapability CooperativeMatrixKHR\n", "")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        src, out = Path(d) / "k.spvasm", Path(d) / "k.spv"
+        src.write_text(text)
+        subprocess.run([tool("spirv-as"), "--target-env", "vulkan1.3", str(src), "-o", str(out)], check=True)
+        p = _val(out.read_bytes())
+    assert p.returncode != 0 and "CooperativeMatrix" in p.stdout + p.stderr, case.id

@@ -155,7 +155,8 @@ class MatType:
 
     @property
     def tag(self) -> str:
-        return f"{self.use}{self.rows}x{self.cols}-{self.t}"
+        scope = "" if self.scope == "subgroup" else f"-{SCOPE_ID.get(self.scope, self.scope)}"
+        return f"{self.use}{self.rows}x{self.cols}-{self.t}{scope}"
 
 
 def matrix_types(entries) -> list[MatType]:
