@@ -15,12 +15,21 @@ commands.
 from __future__ import annotations
 
 import html
+import json
 import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
 from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
 
 from .journal import BAD_OUTCOMES, OUTCOMES, rerun_of
 
-__all__ = ["html_report", "matrix_axes"]
+__all__ = ["html_report", "matrix_axes", "find_chromium", "open_in_chromium", "BrowserView"]
 
 COLOURS = {
     "passed": "#2e9e44",
@@ -84,23 +93,48 @@ def status_of(c: Counter) -> str:
     return "skipped"
 
 
-PREFERRED = ["types", "acc", "sg", "k"]
+PREFERRED = ["types", "type", "op", "acc", "sg", "k", "use", "api"]
+COLUMN_AXES = ["M", "arch", "sg", "width"]
+MAX_ROWS = 48  # a matrix a person reads at a glance; the rest is folded into the cells
+MAX_ROW_AXES = 4
 
 
 def matrix_axes(rows: list[dict]) -> tuple[str | None, list[str]]:
-    """(column axis, row axes) of a family's matrix: columns are ``M`` when
-    the family has it, else its axis with the fewest (>1) values; rows are
-    the other axes except the data tier (tiers are folded into a cell)."""
+    """(column axis, row axes) of a family's matrix.
+
+    Columns: the first of ``COLUMN_AXES`` the family varies (``M`` for the
+    Intel built-ins, ``arch`` for joint_matrix), else its axis with the most
+    values up to 8.  Rows: axes of ``PREFERRED`` first (a constant one
+    too: it names what the matrix is about), then the others with the
+    fewest values, each added only while the matrix keeps at most
+    ``MAX_ROWS`` rows and ``MAX_ROW_AXES`` axes.  Every other axis and the
+    data tier are folded into the cells (a cell is red if any case folded
+    into it failed)."""
     values: dict[str, set] = defaultdict(set)
     for r in rows:
         for k, v in (r.get("axes") or {}).items():
             values[k].add(str(v))
     cand = [k for k in values if k != "tier" and len(values[k]) > 1]
     if not cand:
-        return None, [k for k in values if k != "tier"]
-    col = "M" if "M" in cand else min(cand, key=lambda k: (len(values[k]), k))
-    rest = [k for k in values if k not in (col, "tier")]
-    return col, sorted(rest, key=lambda k: (PREFERRED.index(k) if k in PREFERRED else len(PREFERRED), k))
+        return None, [k for k in values if k != "tier"][:MAX_ROW_AXES]
+    col = next((k for k in COLUMN_AXES if k in cand), None)
+    if col is None:
+        small = [k for k in cand if len(values[k]) <= 8]
+        col = (
+            max(small, key=lambda k: (len(values[k]), k))
+            if small
+            else min(cand, key=lambda k: (len(values[k]), k))
+        )
+    order = [k for k in PREFERRED if k in values and k != col]
+    order += sorted((k for k in cand if k not in order and k != col), key=lambda k: (len(values[k]), k))
+    chosen: list[str] = []
+    for k in order:
+        if len(chosen) == MAX_ROW_AXES:
+            break
+        keys = {tuple(str((r.get("axes") or {}).get(a, "")) for a in (*chosen, k)) for r in rows}
+        if len(keys) <= MAX_ROWS:
+            chosen.append(k)
+    return col, chosen
 
 
 def _natural(v: str):
@@ -114,12 +148,17 @@ def _matrix(family: str, rows: list[dict]) -> str:
     for r in rows:
         ax = r.get("axes") or {}
         rk = " ".join(f"{k}={ax[k]}" for k in row_axes if k in ax) or "all"
-        ck = str(ax.get(col, "")) if col else "cases"
+        ck = (str(ax[col]) if col in ax else "-") if col else "cases"
         cells[(rk, ck)][r.get("outcome")] += 1
-        tips[(rk, ck)].append(f"{ax.get('tier', r.get('case_id', ''))}: {r.get('outcome')}")
+        if r.get("outcome") not in ("passed", "skipped"):
+            tips[(rk, ck)].append(f"{r.get('case_id', '')}: {r.get('outcome')}")
     rks = sorted({k[0] for k in cells})
     cks = sorted({k[1] for k in cells}, key=_natural)
-    out = [f"<h3>{e(family)}</h3>", "<table><tr><th>" + e(" ".join(row_axes)) + "</th>"]
+    folded = sorted({k for r in rows for k in (r.get("axes") or {})} - {col, *row_axes})
+    out = [f"<h3>{e(family)}</h3>"]
+    if folded:
+        out.append(f"<p>{len(rows)} cases; folded into each cell: {e(', '.join(folded))}</p>")
+    out.append("<table><tr><th>" + e(" ".join(row_axes)) + "</th>")
     out += [f"<th>{e(col)}={e(c)}</th>" if col else f"<th>{e(c)}</th>" for c in cks]
     out.append("</tr>")
     for rk in rks:
@@ -134,12 +173,20 @@ def _matrix(family: str, rows: list[dict]) -> str:
             good = c.get("passed", 0) + c.get("xfailed", 0)
             label = f"{good}/{n}" if st not in ("skipped",) else "skip"
             out.append(
-                f'<td class="cell" style="background:{COLOURS[st]}" title="{e("; ".join(tips[(rk, ck)]))}">'
+                f'<td class="cell" style="background:{COLOURS[st]}" title="{e(_tip(c, tips[(rk, ck)]))}">'
                 f"{e(label)}</td>"
             )
         out.append("</tr>")
     out.append("</table>")
     return "\n".join(out)
+
+
+def _tip(c: Counter, odd: list[str]) -> str:
+    """Hover text of a cell: its outcome counts and the cases that did not
+    simply pass or skip (the first 12)."""
+    head = ", ".join(f"{k} {c[k]}" for k in OUTCOMES if c.get(k))
+    more = f"; ... {len(odd) - 12} more" if len(odd) > 12 else ""
+    return "; ".join([head, *odd[:12]]) + more
 
 
 def _legend() -> str:
@@ -305,7 +352,9 @@ def html_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
         parts.append("<h2>Notes</h2>" + "".join(f'<div class="note">{e(n)}</div>' for n in notes))
     parts.append("<h2>Conformance matrix per family</h2><p>Legend: " + _legend() + "</p>")
     parts.append(
-        "<p>Each cell folds the data tiers of one combination: passed (or expected-fail) / cases.</p>"
+        "<p>Each cell folds the cases of one row and column (the data tiers, and the axes named above a "
+        "matrix): passed (or expected-fail) / cases, coloured by the worst outcome; hover for the "
+        "cases that did not pass.</p>"
     )
     for fam in sorted(fams):
         parts.append(_matrix(fam, fams[fam]))
@@ -326,3 +375,135 @@ def html_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
     parts.append("<h2>Coverage: spec row &rarr; cases</h2>" + _coverage(rows))
     parts.append(f"<script>{SORT_JS}</script></body></html>")
     return "\n".join(p for p in parts if p)
+
+
+# ------------------------------------------------- headless browser check
+CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+# Chromium's own background traffic (updates, sign-in, time) is switched off
+# as far as flags allow; what remains is told apart from the page's requests
+# by its network isolation key (the page's is file://).
+_QUIET = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--hide-scrollbars",
+    "--no-first-run",
+    "--disable-extensions",
+    "--disable-sync",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--host-resolver-rules=MAP * ~NOTFOUND",  # nothing outside the machine can answer
+)
+_CONSOLE = re.compile(r":CONSOLE(?:\(\d+\)|:\d+)?\]\s*(.*)")
+
+
+@dataclass
+class BrowserView:
+    """What headless Chromium saw of a page."""
+
+    console: list[str]  # console messages and uncaught exceptions (the page writes none)
+    requests: list[str]  # URLs the page asked the network for (none: it is self-contained)
+    dom: str  # the DOM after the page's scripts ran
+
+
+def find_chromium() -> str | None:
+    """The Chromium executable: ``$CTS_CHROMIUM`` or the first of
+    ``CHROMIUM_NAMES`` on PATH (Debian's ``chromium`` package)."""
+    for name in (os.environ.get("CTS_CHROMIUM"), *CHROMIUM_NAMES):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def _page_requests(netlog: Path) -> list[str]:
+    try:
+        events = json.loads(netlog.read_text(encoding="utf-8", errors="replace")).get("events", [])
+    except (OSError, ValueError):  # Chromium may leave the log without its closing bracket
+        text = netlog.read_text(encoding="utf-8", errors="replace") if netlog.exists() else ""
+        events = [{"params": {"url": u, "network_isolation_key": "file://"}} for u in re.findall(
+            r'"network_isolation_key":"file://[^"]*"[^{}]*?"url":"([^"]+)"', text)]  # fmt: skip
+    urls = []
+    for ev in events:
+        p = ev.get("params") or {}
+        url = str(p.get("url") or "")
+        if (
+            url
+            and not url.startswith(("file:", "data:"))
+            and str(p.get("network_isolation_key", "")).startswith("file://")
+        ):
+            urls.append(url)
+    return sorted(set(urls))
+
+
+def open_in_chromium(
+    page: str | os.PathLike,
+    screenshot: str | os.PathLike | None = None,
+    size: tuple[int, int] = (1200, 2300),
+    timeout: float = 120,
+    chromium: str | None = None,
+) -> BrowserView:
+    """Open ``page`` (a local file) in headless Chromium with name
+    resolution switched off: the console messages, the network requests of
+    the page and the DOM after its scripts ran; with ``screenshot`` also a
+    PNG of the first ``size`` pixels.  RuntimeError (one line) when no
+    Chromium is found or it fails."""
+    exe = chromium or find_chromium()
+    if not exe:
+        raise RuntimeError("no Chromium found (install Debian's chromium or set CTS_CHROMIUM)")
+    if not Path(page).is_file():
+        raise RuntimeError(f"no such page: {page}")
+    url = Path(page).resolve().as_uri()
+    with tempfile.TemporaryDirectory(prefix="cts-chromium-") as tmp:
+        netlog = Path(tmp) / "net.json"
+        base = [exe, *_QUIET, f"--user-data-dir={tmp}/profile", f"--window-size={size[0]},{size[1]}"]
+        cmd = [*base, "--enable-logging=stderr", "--v=0", f"--log-net-log={netlog}", "--dump-dom", url]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            if screenshot is not None:
+                shot = Path(screenshot).resolve()
+                q = subprocess.run(
+                    [*base, f"--screenshot={shot}", url], capture_output=True, text=True, timeout=timeout
+                )
+                if q.returncode != 0 or not shot.exists():
+                    raise RuntimeError(f"chromium made no screenshot (exit {q.returncode})")
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise RuntimeError(f"chromium failed on {page}: {e}") from None
+        if p.returncode != 0:
+            raise RuntimeError(f"chromium exited with {p.returncode} on {page}")
+        console = [m.group(1) for m in map(_CONSOLE.search, p.stderr.splitlines()) if m]
+        return BrowserView(console, _page_requests(netlog), p.stdout)
+
+
+def check_main(argv: list[str]) -> int:
+    """``python -m cts.html PAGE.html [--screenshot PNG]``: open a report in
+    headless Chromium; exit 1 when the page logs to the console or asks the
+    network for anything, or lacks its matrices and error plot."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m cts.html", description=check_main.__doc__)
+    ap.add_argument("page")
+    ap.add_argument("--screenshot", metavar="PNG")
+    a = ap.parse_args(argv)
+    try:
+        v = open_in_chromium(a.page, a.screenshot)
+    except RuntimeError as e:
+        print(f"cts.html: {e}", file=sys.stderr)
+        return 2
+    problems = [f"console: {m}" for m in v.console] + [f"network request: {u}" for u in v.requests]
+    if "<h3>" not in v.dom or "Conformance matrix per family" not in v.dom:
+        problems.append("no conformance matrix in the rendered page")
+    if "<svg" not in v.dom and "No float cases" not in v.dom:
+        problems.append("no error plot in the rendered page")
+    for line in problems:
+        print(f"{a.page}: {line}")
+    print(
+        f"{a.page}: {'FAIL' if problems else 'ok'}: {len(v.dom)} bytes of DOM, {v.dom.count('<h3>')} matrices, "
+        f"{v.dom.count('<circle')} plot points, {len(v.console)} console messages, {len(v.requests)} requests"
+        + (f"; screenshot {a.screenshot}" if a.screenshot else "")
+    )
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(check_main(sys.argv[1:]))

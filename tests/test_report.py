@@ -174,6 +174,37 @@ def test_html_report_has_matrix_plot_failures_and_environment():
     assert "Failures (2)" in md and "remove the entry" in md and "stale entry" in md
 
 
+def test_a_family_with_many_axes_gets_a_matrix_a_person_can_read():
+    """coop_matrix-like: 15 ops x 7 types x 3 uses x 3 apis x 2 layouts x 5
+    tiers; columns are the type, rows at most MAX_ROWS, the rest folded."""
+    from cts.html import MAX_ROWS
+
+    rows = []
+    for i, (op, ty, use, api, lay, tier) in enumerate(
+        (op, ty, use, api, lay, tier)
+        for op in [f"op{j}" for j in range(15)]
+        for ty in ["bf16", "f16", "f32", "i32", "i8", "u32", "u8"]
+        for use in "ABC"
+        for api in ("vk", "cl", "spv")
+        for lay in ("row", "col")
+        for tier in ("exact", "onehot", "random", "special", "rounding")
+    ):
+        bad = op == "op3" and ty == "i8" and lay == "col" and tier == "random"
+        axes = {"op": op, "type": ty, "use": use, "api": api, "layout": lay, "tier": tier}
+        rows.append(row(f"t::test_coop[{i}]", "failed" if bad else "passed", axes=axes, family="coop_matrix"))
+    col, row_axes = matrix_axes(rows)
+    assert col == "type" and row_axes[:2] == ["op", "use"]
+    page = html_report(rows, [])
+    body = page.split("<h3>coop_matrix</h3>")[1].split("</table>")[0]
+    assert 15 <= body.count("<tr>") - 1 <= MAX_ROWS
+    assert (
+        "folded into each cell: " in body and "tier" in body.split("folded into each cell: ")[1].split("<")[0]
+    )
+    red = re.findall(r'<td class="cell" style="background:#d12f2f" title="([^"]*)">(\d+)/(\d+)<', body)
+    assert red and all("failed" in t for t, _, _ in red)  # the failure is not folded away
+    assert sum(int(n) - int(g) for _, g, n in red) == 3 * 3  # 3 uses x 3 apis of op3 x i8, col layout, random
+
+
 def test_plot_says_so_when_there_are_no_float_cases():
     page = html_report([row("t::test_x[a]", axes={"M": 1})], [])
     assert "No float cases" in page and "<svg" not in page
@@ -202,6 +233,31 @@ def test_every_failure_has_a_rerun_command_even_without_a_recorded_one():
     bare = {"nodeid": "cases/t.py::test_x[z]", "outcome": "crash", "time": 2.0}  # no family/backend/device
     assert "rerun: `pytest 'cases/t.py::test_x[z]'`" in markdown_report([crash, bare], [])
     assert "rerun: <code>pytest &#x27;cases/t.py::test_x[z]&#x27;</code>" in html_report([bare, crash], [])
+
+
+def test_html_opens_in_headless_chromium_without_errors_or_network(tmp_path):
+    """Done-when of issue 4: the page opens in headless Chromium with no
+    console message and no network request, and shows the matrices and the
+    error plot; the same check catches a page with a script error and an
+    external resource.  Skipped where no Chromium is installed."""
+    from cts.html import find_chromium, open_in_chromium
+
+    if not find_chromium():
+        pytest.skip("no Chromium here (Debian package chromium, or set CTS_CHROMIUM)")
+    rows, sess = _hostile_rows()
+    write_reports(rows, tmp_path, sess)
+    v = open_in_chromium(tmp_path / "report.html", screenshot=tmp_path / "shot.png", size=(800, 600))
+    assert v.console == [] and v.requests == [], (v.console, v.requests)
+    assert "<h3>intel_mma</h3>" in v.dom and v.dom.count("<circle") == 3 and "bound</text>" in v.dom
+    assert (tmp_path / "shot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = tmp_path / "bad.html"
+    bad.write_text(
+        '<p>x</p><img src="http://example.invalid/a.png"><script>nope();</script>', encoding="utf-8"
+    )
+    v = open_in_chromium(bad)
+    assert any("nope is not defined" in m for m in v.console) and v.requests == [
+        "http://example.invalid/a.png"
+    ]
 
 
 # ------------------------------------------------------------------ repro
