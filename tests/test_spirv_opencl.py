@@ -111,8 +111,7 @@ def opencl():
         be = make_backend("opencl")
     except (BackendError, ValueError, KeyError) as e:
         pytest.skip(f"no OpenCL device: {e}")
-    if not hasattr(be, "run_spirv_intel_mma"):
-        pytest.skip("SPIR-V mixin not registered in _OPENCL_MIXINS")
+    assert hasattr(be, "run_spirv_intel_mma"), "SPIR-V mixin not registered in _OPENCL_MIXINS"
     yield be
     be.close()
 

@@ -22,6 +22,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .base import CaseError
+
+
+def _mlir_in_bounds(addr: np.ndarray, buf: np.ndarray, op: str) -> None:
+    """An access past the memref is a memory fault of the (emulated) device:
+    the case fails with a per-case error, as a real device's crash would."""
+    n = buf.shape[1]
+    if addr.size and (int(addr.max()) >= n or int(addr.min()) < 0):
+        raise CaseError(
+            f"{op} accesses element {int(addr.max())} of a memref of {n} elements (out of bounds)"
+        )
+
+
 __all__ = ["MlirEmulation", "MLIR_FAULTS"]
 
 MLIR_FAULTS: dict[str, str] = {
@@ -110,6 +123,7 @@ class MlirEmulation:
         minor = rows if transpose else cols
         addr = row * lead + col + (e // minor) * lead + e % minor
         lane, idx = self._mlir_slots(rows, cols, tag, S)
+        _mlir_in_bounds(addr, buf, "gpu.subgroup_mma_load_matrix")
         regs = np.empty((buf.shape[0], S, rows * cols // S), dtype=_NP[elem])
         regs[:, lane, idx] = buf[:, addr]
         return _Mat(regs, rows, cols, elem, tag, bool(transpose))
@@ -121,6 +135,7 @@ class MlirEmulation:
         r = np.arange(m.rows)[:, None]
         c = np.arange(m.cols)[None, :]
         addr = row * lead + col + (c * lead + r if transpose else r * lead + c)
+        _mlir_in_bounds(addr, buf, "gpu.subgroup_mma_store_matrix")
         buf[:, addr] = L.astype(buf.dtype)
 
     def _mlir_compute(self, a: _Mat, b: _Mat, c: _Mat, a_t, b_t, S) -> _Mat:

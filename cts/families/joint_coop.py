@@ -52,7 +52,21 @@ def coop_cases(tiers: tuple[str, ...]) -> list[JointCase]:
                 seen.add(key)
                 lay = _canonical(arch, "cur", a)
                 out.append(
-                    JointCase(arch, "cur", "mad", (a, b, c, d), M, N, K, "mad", lay, "tight", tier, note)
+                    JointCase(
+                        arch,
+                        "cur",
+                        "mad",
+                        (a, b, c, d),
+                        M,
+                        N,
+                        K,
+                        "mad",
+                        lay,
+                        "tight",
+                        tier,
+                        note,
+                        family="joint_matrix_coop",
+                    )
                 )
     return out
 
