@@ -19,11 +19,24 @@ COMMANDS = {
 
 
 def faults_main(argv: list[str]) -> int:
+    """``python -m cts faults [--family PREFIX]``: the emulator's named faults."""
+    import argparse
+
     from .backends.emulator import all_faults
 
+    ap = argparse.ArgumentParser(prog="python -m cts faults", description="list the emulator's named faults")
+    ap.add_argument("--family", default="", help="only faults whose name starts with this prefix")
+    opts = ap.parse_args(argv)
     for name, text in all_faults().items():
-        print(f"{name:28s} {text}")
+        if name.startswith(opts.family):
+            print(f"{name:28s} {text}")
     return 0
+
+
+def _one_line_usage_error(self, message: str) -> None:
+    """argparse's error() prints the whole usage block; a CTS command says
+    what is wrong in one line (``<prog>: error: <message>; see --help``)."""
+    self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,6 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"cts: unknown command {name!r}; known: {', '.join(COMMANDS)}", file=sys.stderr)
         return 2
     mod, fn = COMMANDS[name][0].split(":")
+    import argparse
+
+    argparse.ArgumentParser.error = _one_line_usage_error  # every sub-command's parser, this process only
     try:
         return int(getattr(importlib.import_module(mod), fn)(rest) or 0)
     except (OSError, ValueError) as e:  # one-line errors for bad input

@@ -286,6 +286,9 @@ def test_bad_pytest_option_is_one_clear_line(args, names, tmp_path):
 BAD_CLI = [
     (["nosuch"], "nosuch"),
     (["repro", "test_intel_mma[sg8-nosuch]", "--out", "{tmp}"], "sg8-nosuch"),
+    (["faults", "--nosuch"], "--nosuch"),
+    (["devices", "--backend", "x"], "--backend"),
+    (["numerics", "--tiles", "abc"], "--tiles"),
 ]
 
 
