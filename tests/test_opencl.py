@@ -100,6 +100,12 @@ def test_capability_skips_name_what_is_missing():
         layered.unsupported(_case(16, "f16", "f16")) == "cl_khr_fp16 not supported by Dev (half accumulator)"
     )
     assert _backend(sizes=(8, 16), assumed=("*",)).unsupported(_case(16)) is None
+    # the shipped prelude on a device with the native extension: the prelude steps aside
+    # (#ifndef), the native built-ins run, so the minimum-subgroup-size rule still applies
+    native_prelude = _backend(exts=(INTEL_EXT,), assumed=(INTEL_EXT,))
+    native_prelude.assumed_explicit = frozenset()
+    assert "minimum subgroup size 8" in native_prelude.unsupported(_case(16))
+    assert native_prelude.unsupported(_case(8)) is None
 
 
 # ------------------------------------------------------------ ICD registration
