@@ -15,6 +15,9 @@ Line kinds:
   without pytest-xdist.
 * ``{"kind": "note", "text": ...}``: a warning of the run worth keeping in
   the report (stale expectations entry, resumed cases).
+* ``{"kind": "interrupted", "nodeid": ...}``: the user interrupted the sweep
+  (Ctrl-C) inside that case; it cancels the case's start marker, so the case
+  is neither a crash nor done and ``--resume`` runs it again.
 * case rows (no ``kind``): the outcome of one case, see ``OUTCOMES``.
 
 Journals from xdist workers and from separate shards are merged by
@@ -92,7 +95,9 @@ def _lines(f: Path):
         except ValueError as e:
             warnings.warn(f"{f}:{n}: malformed journal line skipped ({e})", stacklevel=3)
             continue
-        if row.get("kind") not in ("session", "start", "note") and not isinstance(row.get("nodeid"), str):
+        if row.get("kind") not in ("session", "start", "note", "interrupted") and not isinstance(
+            row.get("nodeid"), str
+        ):
             warnings.warn(f"{f}:{n}: journal line without nodeid skipped", stacklevel=3)
             continue
         yield row
@@ -138,6 +143,11 @@ def read_journals(paths: Iterable[str | os.PathLike], header: bool = False) -> l
                 continue
             nid = row.get("nodeid")
             if not isinstance(nid, str):
+                continue
+            if kind == "interrupted":  # the user stopped the sweep inside this case: not run, not a crash
+                st = starts.get(nid)
+                if st is not None and float(st.get("time") or 0) <= float(row.get("time") or 0):
+                    del starts[nid]
                 continue
             table = starts if kind == "start" else results
             old = table.get(nid)

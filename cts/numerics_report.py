@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tabulate import tabulate
 
-__all__ = ["markdown", "PROPERTY_ORDER"]
+__all__ = ["markdown", "PROPERTY_ORDER", "report_section"]
 
 PROPERTY_ORDER = (
     "products",
@@ -126,3 +126,48 @@ def _detail(r: dict) -> list[str]:
             out.append(f"| {name} | {val} | `{e['input']}` | {e['result']} | {hyp} |")
     out.append("")
     return out
+
+
+def report_section(out_dir) -> tuple[str, str]:
+    """The numerics section of a sweep report (issue 8 item 4): when
+    ``python -m cts numerics`` wrote ``OUT/numerics/fingerprint.json`` (its
+    default folder beside ``reports/latest/report.md``), the fingerprint table
+    per device and type combination plus each target's inferred model and
+    model-tier result, with a link to the full evidence.  Returns (markdown,
+    html), both empty when there is no fingerprint."""
+    import html
+    import json
+    from pathlib import Path
+
+    path = Path(out_dir) / "numerics" / "fingerprint.json"
+    if not path.is_file():
+        return "", ""
+    try:
+        results = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        note = f"numerics/fingerprint.json is unreadable: {e}"
+        return (
+            f"\n## Numerics fingerprint\n\n{note}\n",
+            f"<h2>Numerics fingerprint</h2><p>{html.escape(note)}</p>",
+        )
+    body = markdown(results).split("\n")
+    keep, skipping = [], False
+    for ln in body[1:]:  # demote headings; keep the tables and the model lines, not the evidence rows
+        if ln.startswith("### "):
+            skipping = False
+            keep.append("#" + ln)
+        elif ln.startswith("## "):
+            skipping = False
+            keep.append("#" + ln)
+        elif ln.startswith("| property | value | deciding input"):
+            skipping = True
+        elif not skipping:
+            keep.append(ln)
+    text = "\n".join(keep).strip()
+    md = f"\n## Numerics fingerprint\n\nEvidence (deciding inputs and results): [numerics/fingerprint.md](numerics/fingerprint.md)\n\n{text}\n"
+    page = (
+        '<section id="numerics"><h2>Numerics fingerprint</h2>'
+        '<p>Evidence: <a href="numerics/fingerprint.md">numerics/fingerprint.md</a></p>'
+        f"<pre>{html.escape(text)}</pre></section>"
+    )
+    return md, page

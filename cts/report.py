@@ -176,10 +176,13 @@ def write_reports(rows: list[dict], out_dir: str | Path, sessions: list[dict] | 
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    from .numerics_report import report_section
+
+    num_md, num_html = report_section(out_dir)  # python -m cts numerics output beside it, if any
     md = out_dir / "report.md"
-    md.write_text(markdown_report(rows, sessions), encoding="utf-8")
+    md.write_text(markdown_report(rows, sessions) + num_md, encoding="utf-8")
     page = out_dir / "report.html"
-    page.write_text(html_report(rows, sessions), encoding="utf-8")
+    page.write_text(html_report(rows, sessions).replace("</body>", num_html + "</body>", 1), encoding="utf-8")
     res = out_dir / "results.csv"
     write_csv(rows, res)
     return [md, page, res]

@@ -74,6 +74,23 @@ def pytest_configure(config: pytest.Config) -> None:
             ) from None
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem):
+    """A sweep interrupted by the user (Ctrl-C: KeyboardInterrupt inside a
+    case) is not a crash of that case: an ``interrupted`` line cancels its
+    start marker, so ``--resume`` runs it again.  (A process killed outright
+    leaves only the start marker: that is recorded as ``crash``.)"""
+    try:
+        return (yield)
+    except KeyboardInterrupt:
+        from .plugin import _journal, _journaled
+
+        j = _journal(item.config) if _journaled(item) else None
+        if j is not None:
+            j.append({"kind": "interrupted", "nodeid": item.nodeid, "time": time.time()})
+        raise
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
     config = session.config

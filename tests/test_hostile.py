@@ -58,6 +58,56 @@ def test_crash_without_xdist_keeps_earlier_rows_and_resume_continues(tmp_path):
     _others_passed(res)
 
 
+def test_a_sweep_interrupted_by_the_user_resumes_with_the_case_it_was_in(tmp_path):
+    """Ctrl-C inside a case is not a crash: that case gets no row and the
+    resumed sweep runs it (here without the fault: it passes)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from cts.journal import read_journals
+    from tests.test_sweep import ROOT
+
+    common = [
+        CASES,
+        "-q",
+        "-p",
+        "no:randomly",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        PICK,
+        "--report-dir",
+        str(tmp_path),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CTS_"))} | ARMED
+    p = subprocess.Popen(
+        [sys.executable, "-m", "pytest", *common, "--emulator-fault", "hostile_hang_M2"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    deadline = time.time() + 60
+    while time.time() < deadline and not any(
+        M2 in ln and '"start"' in ln
+        for f in tmp_path.glob("journal/*.jsonl")
+        for ln in f.read_text().splitlines()
+    ):
+        time.sleep(0.2)
+    time.sleep(0.3)  # inside the hang now
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 2 and "KeyboardInterrupt" in out, out[-2000:]
+    rows = {r["nodeid"]: r["outcome"] for r in read_journals([tmp_path / "journal"])}
+    assert rows == {M2.replace("M2", "M1"): "passed"}, rows  # no crash row for the interrupted case
+    p2 = run_cts(*common, "--resume", str(tmp_path / "journal"))
+    assert p2.returncode == 0, p2.stdout[-2000:]
+    assert (
+        set(results(tmp_path / "results.csv").values()) == {"passed"}
+        and len(results(tmp_path / "results.csv")) == 7
+    )
+
+
 @pytest.mark.parametrize("method", ["signal", "thread"])
 def test_hang_becomes_timeout_and_the_sweep_goes_on(tmp_path, method):
     """signal: pytest-timeout fails the case in the worker; thread: it kills

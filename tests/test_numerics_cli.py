@@ -55,3 +55,31 @@ def test_intel_builtins_through_register_images(tmp_path):
     m = rec["model"]
     assert (m["block"], m["extra_bits"], m["align"], m["acc_rounding"]) == (8, 2, "rd", "rd")
     assert rec["model_tier"]["tiles_bit_exact"] == 10
+
+
+def test_sweep_report_gets_the_fingerprint_section(tmp_path):
+    """Issue 8 item 4: the CLI's default folder is beside the sweep report;
+    report.md / report.html then carry the fingerprint table and link the
+    evidence.  Without a fingerprint the report is unchanged."""
+    from cts.report import write_reports
+
+    rows = [{"nodeid": "cases/t.py::test_x[a]", "family": "float_mma", "case_id": "a", "outcome": "passed"}]
+    md, page, _ = write_reports(rows, tmp_path / "plain")
+    assert "Numerics fingerprint" not in md.read_text() + page.read_text()
+    p = _cli(
+        "--emulator-model",
+        "trunc_b8_e3",
+        "--targets",
+        "f16:f32",
+        "--tiles",
+        "8",
+        "--out",
+        str(tmp_path / "rep" / "numerics"),
+    )
+    assert p.returncode == 0, p.stderr
+    md, page, _ = write_reports(rows, tmp_path / "rep")
+    text, html = md.read_text(), page.read_text()
+    assert "## Numerics fingerprint" in text and "(numerics/fingerprint.md)" in text
+    assert "| block_structure" in text and "8 per step, forward, C first" in text
+    assert "random tiles bit-exact" in text and "8/8" in text
+    assert '<section id="numerics">' in html and "8 per step, forward, C first" in html
