@@ -160,3 +160,30 @@ def test_tf32_inputs_truncated_or_rounded_both_pass_full_precision_fails():
             assert r.verdict.passed, (case.id, type(dev).__name__, r.verdict.summary())
         wrong = run_intel_mma(case, EmulatorBackend(("tf32_inputs_full_precision",)), seed=3, subgroups=8)
         assert not wrong.verdict.passed, case.id
+
+
+def test_rule_r_faithful_accepts_either_neighbour_and_nothing_else():
+    """Rule R: the default admits round-down and round-up of the exact sum
+    (any direction of one conversion), strict admits RNE only; a value two
+    steps away, or from the wrong side of a binade, fails both."""
+    from reference.dtypes import etype
+    from reference.tolerance import rounding_tier_check
+
+    t = etype("bf16")
+    # exact sums between bf16 neighbours (spacing 2^-7 in [1, 2), 2^-6 in [2, 4)):
+    # 1 + 2^-8 (a tie), 1 + 3*2^-9, -(2 + 2^-7) (negative tie), 2 - 2^-10 (below a binade)
+    s = np.array([1 + 2.0**-8, 1 + 3 * 2.0**-9, -(2 + 2.0**-7), 2 - 2.0**-10])
+    lo = np.array([1.0, 1.0, -2.0, 2 - 2.0**-7])  # toward zero
+    hi = np.array([1 + 2.0**-7, 1 + 2.0**-7, -(2 + 2.0**-6), 2.0])  # away from zero
+    for v in (lo, hi):
+        ok, bound = rounding_tier_check(t, s, v, "faithful")
+        assert ok.all(), (v, ok)
+        assert (bound > 0).all()
+    rne = t.round(s)
+    assert rounding_tier_check(t, s, rne, "nearest")[0].all()
+    wrong_dir = np.where(rne == lo, hi, lo)
+    assert not rounding_tier_check(t, s, wrong_dir, "nearest")[0].any()
+    two_away = np.array([1 + 2.0**-6, 1 - 2.0**-8, -(2 + 2.0**-5), 2 + 2.0**-6])
+    assert not rounding_tier_check(t, s, two_away, "faithful")[0].any()
+    assert rounding_tier_check(t, np.array([1.5]), np.array([1.5]), "faithful")[0].all()  # representable: itself
+    assert not rounding_tier_check(t, np.array([1.5]), np.array([1.5078125]), "faithful")[0].any()

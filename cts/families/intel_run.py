@@ -20,7 +20,7 @@ from reference import layout
 from reference.data import case_rng, mma_operands, tf32_convert_inputs
 from reference.dtypes import etype, round_to_tf32
 from reference.mma import mma_float, mma_int
-from reference.tolerance import PROFILES, Profile, float_close, mma_float_bound
+from reference.tolerance import PROFILES, Profile, float_close, mma_float_bound, rounding_tier_check
 
 from ..check import Verdict, compare
 
@@ -121,13 +121,17 @@ def run_intel_mma(
     ref = mma_float(A_full, B, C)
     actual = acc_t.decode(D_bits)
     exp_bits = acc_t.encode(ref.value)
-    if case.tier in ("exact", "onehot") or (case.tier == "rounding" and profile.rounding_tier_exact):
-        rule = "E" if case.tier != "rounding" else "R"
-        expected = acc_t.round(ref.value)  # exact sums: representable (E) or one RNE (R)
-        ok = float_close(expected, actual, np.zeros_like(expected))
+    if case.tier in ("exact", "onehot") or (case.tier == "rounding" and profile.rounding_tier != "bound"):
+        expected = acc_t.round(ref.value)  # exact sums: representable (E) or bracketed (R)
+        if case.tier == "rounding":
+            rule = "R"
+            ok, rbound = rounding_tier_check(acc_t, ref.value, actual, profile.rounding_tier)
+        else:
+            rule = "E"
+            ok, rbound = float_close(expected, actual, np.zeros_like(expected)), np.zeros_like(expected)
         err = np.abs(actual - expected)
         hint = _onehot_hint(case, A_full, B, C, D_bits, acc_t) if case.tier == "onehot" else None
-        v = compare(exp_bits, D_bits, acc_t, ok, rule, where, error=err, bound=np.zeros_like(err), hint=hint)
+        v = compare(exp_bits, D_bits, acc_t, ok, rule, where, error=err, bound=rbound, hint=hint)
         return RunResult(v, inputs, exp_bits, D_bits)
 
     bound = mma_float_bound(ref.abs_sum, ref.value, K, case.acc, case.acc, profile)

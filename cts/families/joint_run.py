@@ -24,7 +24,7 @@ from reference import joint as J
 from reference.data import case_rng, mma_operands
 from reference.dtypes import ElemType, etype
 from reference.mma import mma_float, mma_int
-from reference.tolerance import PROFILES, Profile, float_close, gamma, mma_float_bound
+from reference.tolerance import PROFILES, Profile, float_close, gamma, mma_float_bound, rounding_tier_check
 
 from ..check import Verdict, compare
 from .intel_run import RunResult
@@ -160,12 +160,16 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
         ref = mma_float(A, B, C)
         exp_bits = dt.encode(ref.value)
         actual = dt.decode(D_bits)
-        if case.tier in ("exact", "onehot") or (case.tier == "rounding" and profile.rounding_tier_exact):
+        if case.tier in ("exact", "onehot") or (case.tier == "rounding" and profile.rounding_tier != "bound"):
             expected = dt.round(ref.value)
-            ok = float_close(expected, actual, np.zeros_like(expected))
-            rule = "R" if case.tier == "rounding" else "E"
+            if case.tier == "rounding":
+                rule = "R"
+                ok, rbound = rounding_tier_check(dt, ref.value, actual, profile.rounding_tier)
+            else:
+                rule = "E"
+                ok, rbound = float_close(expected, actual, np.zeros_like(expected)), np.zeros_like(expected)
             err = np.abs(np.nan_to_num(actual - expected))
-            v = compare(exp_bits, D_bits, dt, ok, rule, where, error=err, bound=np.zeros_like(err), hint=hint)
+            v = compare(exp_bits, D_bits, dt, ok, rule, where, error=err, bound=rbound, hint=hint)
         else:
             bound = mma_float_bound(ref.abs_sum, ref.value, K, acc, d, profile)
             if a == "f64":  # products of f64 are rounded once more in the reference

@@ -18,7 +18,7 @@ from reference import layout
 from reference.data import case_rng, mma_operands
 from reference.dtypes import etype
 from reference.mma import mma_float, mma_int
-from reference.tolerance import PROFILES, Profile, float_close, mma_float_bound
+from reference.tolerance import PROFILES, Profile, float_close, mma_float_bound, rounding_tier_check
 
 from ..check import Verdict, compare
 
@@ -86,12 +86,16 @@ def run_spirv_intel_mma(
     ref = mma_float(A, B, C)
     actual = r_t.decode(D_bits)
     exp_bits = r_t.encode(ref.value)
-    if case.tier in ("exact", "onehot") or (case.tier == "rounding" and profile.rounding_tier_exact):
-        expected = r_t.round(ref.value)  # representable sums (E) or one RNE rounding (R)
-        ok = float_close(expected, actual, np.zeros_like(expected))
+    if case.tier in ("exact", "onehot") or (case.tier == "rounding" and profile.rounding_tier != "bound"):
+        expected = r_t.round(ref.value)  # representable sums (E) or bracketed by the result type (R)
+        if case.tier == "rounding":
+            rule = "R"
+            ok, rbound = rounding_tier_check(r_t, ref.value, actual, profile.rounding_tier)
+        else:
+            rule = "E"
+            ok, rbound = float_close(expected, actual, np.zeros_like(expected)), np.zeros_like(expected)
         err = np.abs(actual - expected)
-        rule = "R" if case.tier == "rounding" else "E"
-        v = compare(exp_bits, D_bits, r_t, ok, rule, where, error=err, bound=np.zeros_like(err), hint=hint)
+        v = compare(exp_bits, D_bits, r_t, ok, rule, where, error=err, bound=rbound, hint=hint)
         return _noted(case, SpirvRunResult(v, ops, exp_bits, D_bits))
 
     bound = mma_float_bound(ref.abs_sum, ref.value, case.k, case.result, case.result, profile)
