@@ -185,5 +185,7 @@ def test_rule_r_faithful_accepts_either_neighbour_and_nothing_else():
     assert not rounding_tier_check(t, s, wrong_dir, "nearest")[0].any()
     two_away = np.array([1 + 2.0**-6, 1 - 2.0**-8, -(2 + 2.0**-5), 2 + 2.0**-6])
     assert not rounding_tier_check(t, s, two_away, "faithful")[0].any()
-    assert rounding_tier_check(t, np.array([1.5]), np.array([1.5]), "faithful")[0].all()  # representable: itself
+    assert rounding_tier_check(t, np.array([1.5]), np.array([1.5]), "faithful")[
+        0
+    ].all()  # representable: itself
     assert not rounding_tier_check(t, np.array([1.5]), np.array([1.5078125]), "faithful")[0].any()
