@@ -70,6 +70,11 @@ def find_case(text: str):
     head, _, rest = name.partition("[")
     cid = rest[:-1] if rest.endswith("]") else name
     fams = [f for f, (_, _, test) in FAMILIES.items() if rest and head in (f, test) or not rest]
+    if rest and not fams:
+        raise ValueError(
+            f"no repro bundle support for {head!r}: bundles cover {', '.join(FAMILIES)} (OpenCL "
+            "kernels); rerun other cases with the pytest command the report gives"
+        )
     from reference.data import TIERS
 
     hits = []

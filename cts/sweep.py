@@ -63,6 +63,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if not config.pluginmanager.has_plugin(_CRASH_PLUGIN):
         config.pluginmanager.register(_CrashRecorder(config), _CRASH_PLUGIN)
     if not getattr(config.option, "no_report", True):
+        if not str(config.option.report_dir).strip():
+            raise pytest.UsageError("--report-dir: empty path (name a folder, or give --no-report)")
         jdir = Path(config.option.report_dir) / "journal"
         try:  # a report folder that cannot be written is a usage error now, not an INTERNALERROR later
             jdir.mkdir(parents=True, exist_ok=True)

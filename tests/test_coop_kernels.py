@@ -170,6 +170,19 @@ def test_without_vulkan_every_case_skips_with_a_reason(tmp_path):
     assert "no Vulkan loader" in p.stdout
 
 
+@pytest.mark.skipif(_have_vulkan_loader(), reason="a Vulkan loader is present: the name would be matched")
+def test_without_vulkan_a_named_device_is_a_one_line_error():
+    """--device names a device none can be listed for: an error, not 833 skips."""
+    p = subprocess.run(
+        [sys.executable, "-m", "pytest", "cases/test_coop_matrix.py", "--backend", "vulkan",
+         "--device", "nosuch", "-q", "--no-report"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    err = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert p.returncode == 4 and len(err) == 1, p.stdout[-2000:] + p.stderr
+    assert "--device 'nosuch': no device can be selected (no Vulkan loader" in err[0]
+
+
 def _val(code: bytes) -> subprocess.CompletedProcess:
     import tempfile
 

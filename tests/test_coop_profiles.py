@@ -57,6 +57,21 @@ def test_unknown_profile_and_api_are_one_line_usage_errors():
     assert p.returncode == 4 and "unknown --coop-api metal" in p.stderr
 
 
+@pytest.mark.parametrize(
+    "text, why",
+    [
+        ("{not json", "not a coop profile (Expecting property name"),
+        ('{"name": "x"}', "missing key 'entries'"),
+    ],
+)
+def test_a_broken_profile_file_is_named_in_one_line(tmp_path, text, why):
+    f = tmp_path / "mine.json"
+    f.write_text(text)
+    p = _pytest("--coop-profile", str(f), "--collect-only")
+    err = [ln for ln in p.stderr.splitlines() if ln.strip()]
+    assert p.returncode == 4 and len(err) == 1 and str(f) in err[0] and why in err[0], p.stderr
+
+
 def test_profile_option_changes_the_space():
     p = _pytest(
         "--coop-profile", "amd_rdna3", "--coop-api", "vk", "--collect-only", "-k", "muladd and sat-sg"

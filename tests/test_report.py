@@ -275,6 +275,9 @@ def test_find_case_accepts_node_ids_test_names_family_names_and_bare_ids():
         find_case("intel_mma[sg9-nothing]")
     with pytest.raises(ValueError, match="exists in intel_mma, intel_split_mma"):
         find_case("sg8-i8_u8-k32-M2-acc_i32-random")
+    # a real case of a family without bundles says so, not "no case"
+    with pytest.raises(ValueError, match="no repro bundle support for 'test_coop_matrix'"):
+        find_case("cases/test_coop_matrix.py::test_coop_matrix[anything]")
 
 
 @pytest.mark.parametrize(

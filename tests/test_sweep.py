@@ -211,8 +211,9 @@ def test_resume_from_another_folder_starts_a_fresh_journal_here(tmp_path):
         (lambda t: ["--resume", str(_write(t / "j.jsonl.gz", b"not gzip"))], "--resume: cannot read journal"),
         (lambda t: ["--expectations", str(_write(t / "e.txt", b"\xff\xfe x fail y\n"))], "not UTF-8 text"),
         (lambda t: ["--report-dir", str(_write(t / "file", b"x"))], "--report-dir: cannot write the journal"),
+        (lambda t: ["--report-dir="], "--report-dir: empty path"),
     ],
-    ids=["corrupt-resume-journal", "binary-expectations", "report-dir-is-a-file"],
+    ids=["corrupt-resume-journal", "binary-expectations", "report-dir-is-a-file", "report-dir-empty"],
 )
 def test_unreadable_inputs_are_one_line_usage_errors(tmp_path, make, message):
     p = run_cts(CASES, "-q", "-k", "sg8 and i8_i8 and M1 and exact", *make(tmp_path))

@@ -50,6 +50,9 @@ class VulkanBackend(Backend):
     def from_options(cls, device=None, **other):
         b = cls(device)
         b._open()  # a wrong --device is a usage error now, not 800 skips
+        if device is not None and getattr(b, "pd", None) is None and b.reason:
+            # a device was asked for by name and none can be listed: not "all skipped"
+            raise BackendError(f"--device {device!r}: no device can be selected ({b.reason})")
         return b
 
     # ------------------------------------------------------------ set-up

@@ -134,13 +134,19 @@ def load_profile(name: str) -> CoopProfile:
         p = PROFILES_DIR / f"{name}.json"
     if not p.is_file():
         raise ValueError(f"unknown coop profile {name!r}; known: {', '.join(profile_names())}")
-    d = json.loads(p.read_text())
-    entries = []
-    for e in d["entries"]:
-        for t in (e["A"], e["B"], e["C"], e["R"]):
-            etype(t)  # validates the type name
-        entries.append(CoopEntry(**e))
-    return CoopProfile(d["name"], d.get("description", ""), int(d["subgroup_size"]), tuple(entries))
+    try:
+        d = json.loads(p.read_text())
+        entries = []
+        for e in d["entries"]:
+            for t in (e["A"], e["B"], e["C"], e["R"]):
+                etype(t)  # validates the type name
+            entries.append(CoopEntry(**e))
+        return CoopProfile(d["name"], d.get("description", ""), int(d["subgroup_size"]), tuple(entries))
+    except OSError as e:
+        raise ValueError(f"{p}: unreadable ({e.strerror or e})") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        what = f"missing key {e}" if isinstance(e, KeyError) else str(e).splitlines()[0]
+        raise ValueError(f"{p}: not a coop profile ({what})") from None
 
 
 @dataclass(frozen=True)
