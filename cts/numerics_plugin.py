@@ -24,19 +24,11 @@ import pytest
 from reference.devmodel import MODELS
 from reference.dtypes import etype
 
+from .numerics import FLOAT_MMA_TARGETS
+
 __all__ = ["NumericsCase", "numerics_cases", "run_numerics_model"]
 
-# Every float MMA target a backend may offer: the emulator's Intel rows and
-# the cooperative-matrix rows the H100 reports (../shared/DEVICE.md).
-KNOWN_TARGETS = (
-    ("f16", "f32", 8, 16, 16),
-    ("bf16", "f32", 8, 16, 16),
-    ("f16", "f16", 8, 16, 16),
-    ("bf16", "bf16", 8, 16, 16),
-    ("f16", "f32", 16, 16, 16),
-    ("f16", "f16", 16, 16, 16),
-    ("bf16", "f32", 16, 16, 16),
-)
+KNOWN_TARGETS = FLOAT_MMA_TARGETS  # every float MMA target a backend may offer
 _STATE: dict = {"tiles": 32}
 
 

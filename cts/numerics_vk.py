@@ -1,7 +1,10 @@
 """A minimal, self-contained Vulkan cooperative-matrix runner for the numerics
 fingerprint (issue 8): one MulAdd per tile, many tiles per dispatch.
 
-Used until (or where) ``cts.backends.vulkan`` offers ``run_coop_muladd``.
+Kept beside ``cts.backends.vulkan`` (``run_coop_muladd``) on purpose: it is
+a second, independently written runner (``--vk-runner own``), so a
+fingerprint can be confirmed by two code paths giving identical result
+hashes (reports/numerics/README.md).
 Recipe and pitfalls: ../shared/DEVICE.md.  The shader is GLSL with
 GL_KHR_cooperative_matrix (spec-digest 4.1, 4.3), row-major loads of A
 (M x K), B (K x N), C and the store of D (M x N); one workgroup of one

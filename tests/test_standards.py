@@ -107,7 +107,7 @@ EMULATOR_MAY_IMPORT = {
     ("cts.families.coop", "case_stride"),
     # diagnostics only: (invocation, index) of an element, from the
     # emulator's own mapping; the verdict does not depend on it
-    ("cts.families.coop_run", "owner_from_mapping"),
+    ("cts.families.coop", "owner_from_mapping"),
 }
 
 

@@ -189,7 +189,7 @@ class CoopEmulation:
 
     def coop_owner(self, mat, sg: int) -> np.ndarray:
         """(rows, cols, 2): (invocation, index) holding each element."""
-        from cts.families.coop_run import owner_from_mapping
+        from cts.families.coop import owner_from_mapping
 
         return owner_from_mapping(self.coop_mapping(mat.rows, mat.cols, sg), mat.rows, mat.cols)
 

@@ -17,20 +17,11 @@ import numpy as np
 
 from reference.devmodel import MODELS, DevModel, model_mma
 
+from ..numerics import FLOAT_MMA_TARGETS
+
 __all__ = ["NumericsEmulation", "NUMERICS_TARGETS", "emulator_models"]
 
-# (a_type, c_type, M, N, K): the float rows of the Intel built-ins (spec-digest 1.3),
-# one tile shape each (sub-group size 16, M = 8), and the float cooperative-matrix
-# entries of the built-in h100 profile (16x16x16): the model is shape-agnostic.
-NUMERICS_TARGETS: tuple[tuple[str, str, int, int, int], ...] = (
-    ("f16", "f32", 8, 16, 16),
-    ("bf16", "f32", 8, 16, 16),
-    ("f16", "f16", 8, 16, 16),
-    ("bf16", "bf16", 8, 16, 16),
-    ("f16", "f32", 16, 16, 16),
-    ("f16", "f16", 16, 16, 16),
-    ("bf16", "f32", 16, 16, 16),
-)
+NUMERICS_TARGETS = FLOAT_MMA_TARGETS  # the emulator offers every target the experiments know
 
 
 def emulator_models() -> dict[str, DevModel]:

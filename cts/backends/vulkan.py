@@ -431,8 +431,8 @@ class VulkanBackend(Backend):
         the device's length case records it (cached; diagnostics only)."""
         cache = self.__dict__.setdefault("_owners", {})
         if mat not in cache:
-            from ..families.coop import CoopCase
-            from ..families.coop_run import decode_mapping, owner_from_mapping, run_coop
+            from ..families.coop import CoopCase, owner_from_mapping
+            from ..families.coop_run import decode_mapping, run_coop
 
             case = CoopCase("length", "vk", mat=mat, sg=sg)
             cache[mat] = None

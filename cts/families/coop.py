@@ -32,11 +32,14 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+import numpy as np
+
 from reference.dtypes import etype
 
 from ..space import space
 
 __all__ = [
+    "owner_from_mapping",
     "CoopEntry",
     "CoopProfile",
     "CoopCase",
@@ -381,3 +384,16 @@ def region_len(n: int, t: str) -> int:
     start 16-byte aligned)."""
     per = 16 // (etype(t).bits // 8)
     return -(-n // per) * per
+
+
+def owner_from_mapping(idx: np.ndarray, rows: int, cols: int) -> np.ndarray:
+    """(sg, length) element indices -> (rows, cols, 2) first (invocation, index).
+    Shared by the backends that report a matrix's element mapping (emulator,
+    Vulkan) and the cooperative-matrix runner."""
+    owner = np.full((rows * cols, 2), -1, dtype=np.int64)
+    for inv in range(idx.shape[0]):
+        for j in range(idx.shape[1]):
+            e = int(idx[inv, j])
+            if 0 <= e < rows * cols and owner[e, 0] < 0:
+                owner[e] = (inv, j)
+    return owner.reshape(rows, cols, 2)

@@ -41,6 +41,7 @@ from .coop import (
     CoopEntry,
     MatType,
     case_stride,
+    owner_from_mapping,
     region_len,
     storage_dtype,
 )
@@ -64,17 +65,6 @@ def _nowhere(s: int, r: int, c: int) -> tuple[int, int]:
     tile = owner.shape[:2]
     inv, idx = owner[r % tile[0], c % tile[1]]
     return int(inv), int(idx)
-
-
-def owner_from_mapping(idx: np.ndarray, rows: int, cols: int) -> np.ndarray:
-    """(sg, length) element indices -> (rows, cols, 2) first (invocation, index)."""
-    owner = np.full((rows * cols, 2), -1, dtype=np.int64)
-    for inv in range(idx.shape[0]):
-        for j in range(idx.shape[1]):
-            e = int(idx[inv, j])
-            if 0 <= e < rows * cols and owner[e, 0] < 0:
-                owner[e] = (inv, j)
-    return owner.reshape(rows, cols, 2)
 
 
 def _result_type(case: CoopCase) -> MatType | None:
