@@ -294,7 +294,7 @@ def _failures(rows: list[dict]) -> str:
         out.append(
             f'<tr><td class="cell" style="background:{COLOURS.get(st, "#333")}">{e(st)}</td>'
             f"<td>{e(r.get('family'))}</td><td>{e(r.get('case_id') or r.get('nodeid'))}</td>"
-            f'<td data-v="{e(ratio if ratio is not None else -1)}">{e("" if ratio is None else f"{ratio:.3g}")}</td>'
+            f'<td data-v="{e(ratio if ratio is not None else -1)}">{e(_ratio_text(r, ratio))}</td>'
             f"<td>{e(r.get('duration'))}</td>"
             f"<td><details><summary>{e(first[:200])}</summary><pre>{e(reason[:6000])}</pre>"
             f"rerun: <code>{e(rerun_of(r))}</code></details></td></tr>"
@@ -507,3 +507,14 @@ def check_main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(check_main(sys.argv[1:]))
+
+
+def _ratio_text(r: dict, ratio) -> str:
+    """The failure table's error/bound cell: a number only where the case was
+    judged against a bound (Rule F); bit-exact rules (E, I, R, T) say so."""
+    rule = r.get("rule")
+    if ratio is None or rule is None:
+        return ""
+    if rule != "F":
+        return f"rule {rule}"
+    return f"{float(ratio):.3g}"
