@@ -332,3 +332,19 @@ CTS_DEF int8 cts_hostile(int8 a, int8 b, int8 acc) {{ return (intel_sub_group_i8
     rows = {row["nodeid"]: row["outcome"] for row in read_journals([report / "journal"])}
     assert rows.pop(_M2) == ("timeout" if kind == "hang" else "crash"), r.stdout[-3000:]
     assert len(rows) == 3 and set(rows.values()) == {"passed"}, rows
+
+
+@needs_intel
+def test_numerics_model_tier_runs_on_the_intel_builtins(cache):
+    """float_mma (issue 8's model tier) is realized on OpenCL through the
+    Intel float built-ins: the 8x16x16 targets are fingerprinted and checked
+    bit for bit on the device; cooperative-matrix shapes skip naming why."""
+    r = _pytest(
+        "cases/test_numerics_model.py", "--backend", "opencl", "--opencl-prelude", "builtin",
+        "-q", "-rs", "-p", "no:randomly", cache=cache,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout[-3000:]
+    assert r.stdout.splitlines()[-1].startswith("4 passed, 3 skipped"), r.stdout[-2000:]
+    assert r.stdout.count("no Intel float built-in computes") == 3
+    r = _pytest("cases/test_numerics_model.py", "--backend", "opencl", "-q", "-rs", cache=cache)
+    assert r.returncode == 0 and f"{INTEL_EXT} not supported by" in r.stdout, r.stdout[-2000:]

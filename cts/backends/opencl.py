@@ -90,6 +90,33 @@ class IntelOpenCL:
     unsupported_intel_split_mma = _intel_missing
     unsupported_intel_tf32_convert = _intel_missing
 
+    # --- float MMA of the numerics model tier (family float_mma, issue 8) ---
+    # The float Intel built-ins (spec-digest 1.3, N = 16, K = 16, M = 8) as an
+    # abstract mma(A, B, C) -> D: cts.numerics_intel packs the logical tiles
+    # into the spec's register images and runs them through run_intel_mma.
+    def _float_case(self, a: str, c: str, M: int):
+        from ..families.intel import IntelMmaCase
+
+        return IntelMmaCase("intel_mma", 16, a, a, 16, M, c, "random")
+
+    def numerics_targets(self) -> tuple:
+        from ..numerics_intel import INTEL_FLOAT_ROWS
+
+        return tuple((a, c, 8, 16, 16) for a, c in INTEL_FLOAT_ROWS)
+
+    def unsupported_float_mma(self, case) -> str | None:
+        if (case.a, case.c, case.M, case.N, case.K) not in self.numerics_targets():
+            return (
+                f"no Intel float built-in computes {case.a}*{case.a}+{case.c} "
+                f"{case.M}x{case.N}x{case.K} (spec-digest 1.3: M=8 tiles of N=16, K=16)"
+            )
+        return self._intel_missing(self._float_case(case.a, case.c, case.M))
+
+    def run_float_mma(self, a_type, c_type, M, N, K, A, B, C) -> np.ndarray:
+        from ..numerics_intel import intel_mma_fn
+
+        return intel_mma_fn(self, self._float_case(a_type, c_type, M))(A, B, C)
+
     # --- kernels ----------------------------------------------------------
     def kernel_source_intel_mma(self, case, subgroups: int) -> KernelSource:
         return intel_mma_kernel(case, subgroups, self._prelude_text())
