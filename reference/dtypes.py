@@ -172,7 +172,8 @@ def bits_to_float(bits: np.ndarray, name: str) -> np.ndarray:
         return (b & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32).astype(np.float64)
     t = TYPES[name]
     raw = (b & np.uint64(t.mask)).astype(_UINT[t.bits])
-    return raw.view(_NP[name]).astype(np.float64)
+    with np.errstate(invalid="ignore"):  # NaN payloads widen to NaN: not an error
+        return raw.view(_NP[name]).astype(np.float64)
 
 
 TYPES: dict[str, ElemType] = {
