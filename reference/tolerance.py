@@ -56,6 +56,10 @@ Rule R (tier ``rounding``, 16-bit results only).  Inputs make the fp32 sum
     IEEE-faithful device; the only mode the Intel conversion built-ins name).
   * ``relaxed`` -- no "full precision" assumption: the tier is judged with
     Rule F like ``random``.
+  Only the Intel OpenCL extensions say "full precision".  For specs that
+  leave internal precision open (SPV_INTEL: "precision implementation-
+  defined"; SYCL joint_matrix; Vulkan cooperative matrix) ``default`` judges
+  the tier with Rule F; ``strict`` still requires RNE (``rounding_mode``).
 
 Rule T (tf32 conversion built-ins): round to nearest even, bit for bit; NaN
   may change payload but must stay NaN; +-inf preserved.
@@ -79,6 +83,8 @@ __all__ = [
     "gamma",
     "mma_float_bound",
     "float_close",
+    "flush_subnormals",
+    "rounding_mode",
     "rounding_tier_check",
     "RULES",
 ]
@@ -178,6 +184,24 @@ def float_close(expected: np.ndarray, actual: np.ndarray, bound: np.ndarray) -> 
         # a finite reference whose bound reaches past the format may overflow
         big = np.isfinite(e) & np.isinf(a) & np.isinf(b)
     return both_nan | inf_ok | close | big
+
+
+def flush_subnormals(x: np.ndarray, t: ElemType) -> np.ndarray:
+    """``x`` with the values below ``t``'s smallest normal replaced by a zero of
+    the same sign: the inputs as a flushing device sees them (the acceptance
+    alternative of the special tier; no spec here rules on subnormals)."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(np.abs(x) < t.tiny, np.copysign(0.0, x), x)
+
+
+def rounding_mode(profile: Profile, full_precision: bool) -> str:
+    """The Rule R mode for a spec: ``full_precision`` says whether the spec
+    promises a full-precision accumulator (the Intel OpenCL extensions).
+    Without that promise only ``strict`` (which assumes fp32 accumulation
+    outright) judges the tier exactly; otherwise it is Rule F ("bound")."""
+    if profile.rounding_tier == "faithful" and not full_precision:
+        return "bound"
+    return profile.rounding_tier
 
 
 def rounding_tier_check(t: ElemType, exact: np.ndarray, actual: np.ndarray, mode: str):

@@ -10,6 +10,7 @@ is printed (``pytest tests/test_joint_mutations.py -s``).
 from collections import defaultdict
 from itertools import zip_longest
 
+import numpy as np
 import pytest
 from tabulate import tabulate
 
@@ -82,3 +83,49 @@ def first_catch():
 @pytest.mark.parametrize("fault", list(JOINT_FAULTS))
 def test_fault_is_caught_by_its_target_operation(fault, first_catch):
     assert first_catch[fault], f"fault {fault!r} not caught by any {TARGET[fault]} case"
+
+
+# ------------------------------------------- legal deviations must pass
+class _LegalJointDevice(EmulatorBackend):
+    """A joint_matrix device doing what SYCL 5.2 leaves open: ``ftz`` flushes
+    subnormal mad inputs to zero (no spec rules on subnormals); ``acc16``
+    accumulates in the 16-bit C/D type, rounding after every product (the
+    internal precision is open).  The default profile must pass both."""
+
+    def __init__(self, mode):
+        super().__init__()
+        self.mode = mode
+        self._types = None
+
+    def run_joint_matrix(self, case, **kw):
+        self._types = case.types if case.op == "mad" else None
+        return super().run_joint_matrix(case, **kw)
+
+    def _jm_mad(self, A, B, C, is_int):
+        if is_int or self._types is None:
+            return super()._jm_mad(A, B, C, is_int)
+        from reference.dtypes import etype
+        from reference.tolerance import flush_subnormals
+
+        a, b, c, d = self._types
+        if self.mode == "ftz":
+            A, B, C = (flush_subnormals(X, etype(t)) for X, t in ((A, a), (B, b), (C, c)))
+            return super()._jm_mad(A, B, C, is_int)
+        acc = next((t for t in (c, d) if etype(t).bits == 16), None)
+        if acc is None:
+            return super()._jm_mad(A, B, C, is_int)
+        r = etype(acc).round
+        s = r(np.asarray(C, dtype=np.float64))
+        with np.errstate(invalid="ignore", over="ignore"):
+            for k in range(A.shape[2]):
+                s = r(s + A[:, :, k, None] * B[:, None, k, :])
+        return s
+
+
+@pytest.mark.parametrize("mode, tiers", [("ftz", ("special",)), ("acc16", ("rounding", "random"))])
+def test_a_legal_joint_device_passes_the_default_profile(mode, tiers):
+    be = _LegalJointDevice(mode)
+    cases = [c for c in CASES if c.op == "mad" and c.tier in tiers]
+    assert cases
+    failed = [c.id for c in cases if not run_joint(c, be, SEED, subgroups=TILES).verdict.passed]
+    assert failed == [], failed[:5]

@@ -77,5 +77,8 @@ def test_faults_are_caught_by_the_tier_that_targets_them(catches):
     """Sanity of the tiers: the rounding tier is what catches truncation of
     bf16 results (strict profile), one-hot data catches column order."""
     assert any("rounding" in c for c in catches["bf16_result_truncated"])
+    # the default profile's Rule R (either bracketing value) still catches a
+    # 16-bit accumulator that is not "full precision"
+    assert any("rounding" in c for c in catches["acc16_rounds_each_step"])
     assert any("onehot" in c for c in catches["a_column_order"])
     assert any("tf32_convert" in c for c in catches["tf32_not_rounded"])

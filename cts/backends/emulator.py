@@ -41,6 +41,8 @@ FAULTS: dict[str, str] = {
     "split_rows_misplaced": "split: the second subgroup's rows interleaved with the first's",
     "bf16_result_truncated": "bf16 results truncated instead of rounded to nearest even",
     "tf32_inputs_full_precision": "tf32 matrix inputs used with all 23 mantissa bits, not as tf32",
+    "acc16_rounds_each_step": "fp16/bf16 accumulators: the sum rounded to the accumulator type after "
+    "every product (not the 'full precision' the extension names)",
 }
 
 
@@ -181,8 +183,21 @@ class IntelEmulation:
     def run_intel_mma(self, case, a, b, c):
         A = self._a_matrix(a, case, case.M)
         B = self._b_matrix(b, case)
-        D = self._mad(A, B, self._acc(c, case), not case.is_float)
+        if "acc16_rounds_each_step" in self.faults and case.acc in ("f16", "bf16"):
+            D = self._mad_acc16(A, B, self._acc(c, case), case.acc)
+        else:
+            D = self._mad(A, B, self._acc(c, case), not case.is_float)
         return self._result_bits(D, case)
+
+    @staticmethod
+    def _mad_acc16(A: np.ndarray, B: np.ndarray, C: np.ndarray, acc: str) -> np.ndarray:
+        """Fault acc16_rounds_each_step: a 16-bit running sum, k ascending."""
+        ft = np.float16 if acc == "f16" else ml_dtypes.bfloat16
+        s = C.astype(ft)
+        with np.errstate(invalid="ignore", over="ignore"):
+            for k in range(A.shape[2]):
+                s = (s.astype(np.float64) + A[:, :, k, None] * B[:, None, k, :]).astype(np.float32).astype(ft)
+        return s.astype(np.float64)
 
     def run_intel_split_mma(self, case, a, b, c):
         """a (P, 2, N, M/2): the first subgroup of a pair gives rows 0..M/2-1,
