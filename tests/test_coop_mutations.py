@@ -85,3 +85,23 @@ def test_modelled_devices_fp16_accumulation_is_caught():
     assert failing(good, cases) == []
     caught = failing(bad, cases)
     assert {i.split("-")[1] for i in caught} == {"muladd", "chain", "gemm"}, caught
+
+
+def test_random_elementwise_results_are_never_subnormal():
+    """Vulkan lets a device flush subnormal results of element-wise float ops
+    (no DenormPreserve in the generated shaders), so the random tier must not
+    produce any: then a flushing device cannot fail it."""
+    import numpy as np
+
+    from reference.dtypes import etype
+
+    ops = ("add", "sub", "mul", "div", "scale", "neg")
+    cases = [c for c in cases_of("h100") if c.op in ops and c.tier == "random" and etype(c.mat.t).is_float]
+    assert cases
+    for seed in (1, 2, 3):
+        for c in cases:
+            res = run_coop(c, EmulatorBackend(), seed)
+            t = etype(c.mat.t)
+            vals = t.decode(np.asarray(res.expected))
+            sub = (vals != 0) & (np.abs(vals) < t.tiny)
+            assert not sub.any(), (c.id, seed, vals[sub][:4])
