@@ -115,9 +115,15 @@ class NumericsCase:
 
 
 def numerics_cases(tiers: tuple[str, ...]) -> list[NumericsCase]:
-    """One case per float MMA target (the backend skips those it lacks)."""
+    """One case per float MMA target (the backend skips those it lacks), when
+    the opt-in tier ``model`` is asked for (``--tiers model``)."""
+    if "model" not in tiers:
+        return []
     fam = _STATE.get("family", "float_mma")
     return [NumericsCase(*t, family=fam, sg=_STATE.get("sg", 32)) for t in KNOWN_TARGETS]
+
+
+numerics_cases.cts_tiers = ("model",)  # the plugin hands this generator only these tiers
 
 
 def float_mma_of(backend, a: str, c: str, M: int, N: int, K: int):

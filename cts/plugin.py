@@ -23,6 +23,10 @@ from reference.tolerance import PROFILES
 from .backends import BACKENDS, BackendError, CaseError, Unsupported, make_backend
 from .journal import Journal
 
+# tiers a user must ask for with --tiers: "model" judges a device against its own inferred
+# numerics fingerprint (issue 8), a characterization no spec requires, so it is not in a default sweep
+OPT_IN_TIERS = ("model",)
+
 __all__ = ["Harness"]
 
 RECORD = pytest.StashKey[dict]()
@@ -72,7 +76,8 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
     g.addoption(
         "--tiers",
         default=",".join(TIERS),
-        help=f"comma-separated data tiers to enumerate (default: {','.join(TIERS)})",
+        help=f"comma-separated data tiers to enumerate (default: {','.join(TIERS)}; opt-in: "
+        f"{','.join(OPT_IN_TIERS)})",
     )
     g.addoption(
         "--subgroups",
@@ -107,6 +112,7 @@ def _parse_int(name: str, text: str, lo: int = 0) -> int:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cts_cases(fn): parametrize `case` with fn(tiers)")
+    config.addinivalue_line("markers", "cts_no_cases: placeholder of a generator with no case (deselected)")
     opt = config.option
     if not hasattr(opt, "backend"):
         return
@@ -117,9 +123,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if opt.tolerance_profile not in PROFILES:
         _usage(f"unknown --tolerance-profile {opt.tolerance_profile!r}; known: {', '.join(PROFILES)}")
     tiers = tuple(t.strip() for t in opt.tiers.split(",") if t.strip())
-    bad = [t for t in tiers if t not in TIERS]
+    known = TIERS + OPT_IN_TIERS
+    bad = [t for t in tiers if t not in known]
     if bad or not tiers:
-        _usage(f"unknown tier(s) {', '.join(bad) or '(none given)'}; known: {', '.join(TIERS)}")
+        _usage(f"unknown tier(s) {', '.join(bad) or '(none given)'}; known: {', '.join(known)}")
     if opt.emulator_fault and opt.backend != "emulator":
         _usage("--emulator-fault needs --backend emulator")
     try:
@@ -156,8 +163,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     h = metafunc.config.stash.get(HARNESS, None)
     tiers = h.tiers if h else TIERS
-    cases = mark.args[0](tiers)
+    fn = mark.args[0]
+    own = getattr(fn, "cts_tiers", TIERS)  # the tiers this generator understands
+    cases = fn(tuple(t for t in tiers if t in own))
+    if not cases:  # e.g. an opt-in tier not asked for: no item at all, not an "empty parameter set" skip
+        metafunc.parametrize("case", [pytest.param(None, marks=pytest.mark.cts_no_cases)], ids=["none"])
+        return
     metafunc.parametrize("case", cases, ids=[c.id for c in cases])
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
+    drop = [it for it in items if it.get_closest_marker("cts_no_cases") is not None]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = [it for it in items if it.get_closest_marker("cts_no_cases") is None]
 
 
 # --------------------------------------------------------------- harness
@@ -184,6 +204,9 @@ class Harness:
         parts = ["pytest", nodeid, "--backend", o.backend, "--seed", str(self.seed)]
         if o.device is not None:
             parts += ["--device", o.device]
+        opt_in = [t for t in self.tiers if t in OPT_IN_TIERS]
+        if opt_in:  # the case is collected only with its opt-in tier asked for
+            parts += ["--tiers", ",".join(opt_in)]
         for f in o.emulator_fault:
             parts += ["--emulator-fault", f]
         if self.profile.name != "default":

@@ -84,12 +84,33 @@ def test_pytest_run_of_the_tier_names_model_and_rerun(tmp_path):
     cmd = [
         sys.executable, "-m", "pytest", "cases/test_numerics_model.py::test_numerics_model[f16_f32-8x16x16]",
         "-q", "--no-report", "-p", "no:cacheprovider", "--emulator-model", "trunc_b8_e3",
-        "--emulator-fault", "numerics_order_drift",
+        "--emulator-fault", "numerics_order_drift", "--tiers", "model",
     ]  # fmt: skip
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=300).stdout
     assert "1 failed" in out
     assert "rule M" in out and "inferred model:" in out
     assert "--emulator-model trunc_b8_e3" in out and "--emulator-fault numerics_order_drift" in out
+    assert "--tiers model" in out  # the rerun collects the opt-in tier
+
+
+def test_the_model_tier_is_opt_in():
+    """It judges a device against its own fingerprint (no spec requires
+    consistency between tiles): not part of a default sweep."""
+    base = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "cases/test_numerics_model.py",
+        "-q",
+        "--no-report",
+        "-p",
+        "no:cacheprovider",
+    ]
+    out = subprocess.run(base, capture_output=True, text=True, timeout=300).stdout
+    last = out.splitlines()[-1]  # one placeholder item, deselected; nothing ran or skipped
+    assert last.startswith("1 deselected") and "passed" not in last and "skipped" not in last, out[-500:]
+    out = subprocess.run(base + ["--tiers", "model"], capture_output=True, text=True, timeout=300).stdout
+    assert out.splitlines()[-1].startswith("7 passed"), out[-500:]
 
 
 def _f16_tiles(S, seed=3):

@@ -341,10 +341,12 @@ def test_numerics_model_tier_runs_on_the_intel_builtins(cache):
     bit for bit on the device; cooperative-matrix shapes skip naming why."""
     r = _pytest(
         "cases/test_numerics_model.py", "--backend", "opencl", "--opencl-prelude", "builtin",
-        "-q", "-rs", "-p", "no:randomly", cache=cache,
+        "--tiers", "model", "-q", "-rs", "-p", "no:randomly", cache=cache,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout[-3000:]
     assert r.stdout.splitlines()[-1].startswith("4 passed, 3 skipped"), r.stdout[-2000:]
     assert r.stdout.count("no Intel float built-in computes") == 3
-    r = _pytest("cases/test_numerics_model.py", "--backend", "opencl", "-q", "-rs", cache=cache)
+    r = _pytest(
+        "cases/test_numerics_model.py", "--backend", "opencl", "--tiers", "model", "-q", "-rs", cache=cache
+    )
     assert r.returncode == 0 and f"{INTEL_EXT} not supported by" in r.stdout, r.stdout[-2000:]

@@ -201,16 +201,20 @@ def _pytest(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
 
 @cache
 def _collected_cases() -> str:
+    from cts.plugin import OPT_IN_TIERS
+    from reference.data import TIERS
+
     r = _pytest(
-        "cases", "--collect-only", "-q", "--no-report", "-o", "empty_parameter_set_mark=fail_at_collect"
-    )
+        "cases", "--collect-only", "-q", "--no-report", "-o", "empty_parameter_set_mark=fail_at_collect",
+        "--tiers", ",".join(TIERS + OPT_IN_TIERS),
+    )  # fmt: skip
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     return r.stdout
 
 
 def test_every_conformance_test_has_cases_and_readme_ids_exist():
-    """Every test function of cases/ collects at least one case with the
-    default options (an empty parameter list would silently drop a whole
+    """Every test function of cases/ collects at least one case with every
+    tier asked for (an empty parameter list would silently drop a whole
     test), and the example ids the README shows are real node ids."""
     out = _collected_cases()
     defined = {

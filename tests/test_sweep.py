@@ -100,7 +100,8 @@ def test_plain_xdist_and_merged_shards_give_the_same_cases_and_outcomes(tmp_path
     """Done-when of issue 4: `pytest cases` (plain), `pytest cases -n 2` and
     `--shard 1/2` + `--shard 2/2` + `python -m cts report` agree case by case
     on the outcome and the measured error, over a slice of every family."""
-    base = ["cases", "-q", "-k", SLICE, *SLICE_FAULTS]
+    tiers = "--tiers=exact,onehot,random,special,rounding,model"  # model: opt-in, part of the slice
+    base = ["cases", "-q", "-k", SLICE, tiers, *SLICE_FAULTS]
     runs = {}
     for name, extra in (("plain", []), ("xdist", ["-n", "2"])):
         p = run_cts(*base, *extra, "--report-dir", str(tmp_path / name))

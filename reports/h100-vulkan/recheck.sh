@@ -17,7 +17,7 @@ run() { local name=$1; shift; local s; s=$(date +%s)
 run coop cases/test_coop_matrix.py -n 8
 run joint cases/test_joint_matrix.py::test_joint_matrix_coop -n 8 -rs
 run joint-strict cases/test_joint_matrix.py::test_joint_matrix_coop -n 8 --tolerance-profile strict
-run numerics cases/test_numerics_model.py -n 4 -rs
+run numerics cases/test_numerics_model.py --tiers model -n 4 -rs
 $P cases/test_coop_matrix.py --device nosuch --no-report > "$OUT/device-nosuch.log" 2>&1
 echo "device nosuch rc=$?: $(cat "$OUT/device-nosuch.log" | head -2)"
 for d in "$OUT"/*/journal; do cat "$d"/*.jsonl > "$d.jsonl"; rm -rf "$d"; done
