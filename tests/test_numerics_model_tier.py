@@ -177,3 +177,16 @@ def test_window_and_alignment_reference_by_hand():
     inputs = w26.with_(align_ref="inputs")
     assert model_mma(inputs, A, B, C, "f32", "f32")[0, 0, 0] == 2.0**4
     assert math.isnan(_one(w26, 1.0, [math.inf, -math.inf]))
+
+
+def test_a_modelled_emulator_is_one_device_across_builtins_and_spirv():
+    """--emulator-model makes the emulator one modelled device: the SPIR-V
+    instruction computes like the OpenCL C built-ins, so the cross-check
+    (identical bits required) passes; before, the SPIR-V path ignored the
+    model and 40 float cross-checks failed."""
+    cmd = [
+        sys.executable, "-m", "pytest", "cases/test_spirv_intel_mma.py", "-q", "--no-report",
+        "-p", "no:cacheprovider", "--emulator-model", "inputs_b16_e2", "-k", "crosscheck and (random or special)",
+    ]  # fmt: skip
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=300).stdout
+    assert out.splitlines()[-1].startswith("184 passed"), out[-1500:]

@@ -251,7 +251,19 @@ class SpirvEmulation:
             D = np.matmul(A.astype(np.int64), B.astype(np.int64)) + (
                 C.astype(np.int64) if C.dtype.kind == "i" else C
             )
+        elif getattr(self, "model", None) is not None:  # --emulator-model: the same modelled device
+            D = self._spv_modelled(A, B, C, ea[0], info, lit)
         else:
             with np.errstate(invalid="ignore", over="ignore"):
                 D = (A[:, :, :, None].astype(np.float64) * B[:, None, :, :]).sum(axis=2) + C
         return self._spv_result(D, info, lit)
+
+    def _spv_modelled(self, A, B, C, a_type: str, info: dict, lit: int) -> np.ndarray:
+        """The float MMA through the emulator's device model (as the Intel
+        built-ins compute under --emulator-model), types from the literal."""
+        from reference.devmodel import model_mma
+
+        def fmt(key: str, bf16_bit: int) -> str:
+            return "bf16" if lit >> bf16_bit & 1 else {16: "f16", 32: "f32"}[info[key][1]]
+
+        return model_mma(self.model, A, B, C, a_type, fmt("C", _C_BF16), fmt("result", _R_BF16))
