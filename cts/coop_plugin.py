@@ -38,7 +38,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--coop-api",
         default=None,
         help="cooperative-matrix forms to enumerate, comma-separated: vk, clspv, clc "
-        "(default: vk on the vulkan backend, all on the emulator)",
+        "(default: vk on the vulkan backend, clspv,clc on opencl, all on the emulator)",
     )
 
 
