@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shlex
 import sys
 import time
@@ -369,6 +370,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
                 "device": h.device.name,
                 "driver": h.device.driver,
                 "seed": h.seed,
+                "profile": h.profile.name,
                 "rerun": h.rerun_command(item.nodeid),
                 "timeout_s": _timeout_of(item),
                 "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
@@ -421,6 +423,7 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         "device": h.device.name,
         "driver": h.device.driver,
         "seed": h.seed,
+        "profile": h.profile.name,
         "duration": round(report.duration, 6),
         "max_ratio": rec.get("max_ratio"),
         "max_error": rec.get("max_error"),
@@ -494,3 +497,35 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"cts: backend={h.backend.name} device={d.name!r} driver={d.driver!r} seed={h.seed} "
         f"profile={h.profile.name} tiers={','.join(h.tiers)}"
     ]
+
+
+def run_identity(row: dict) -> tuple:
+    """What makes a recorded verdict valid for another run of the same case
+    id: backend, device, driver, seed and tolerance profile.  The emulator's
+    deliberate faults are left out of its device name (the crash and hang
+    tests resume a run whose 'driver' crashed with the fault removed, as a
+    user resumes after a fixed driver).  Rows written before the profile
+    was recorded count as ``default``."""
+    dev = re.sub(r" \(faults: [^)]*\)$", "", str(row.get("device") or ""))
+    return (
+        row.get("backend"),
+        dev,
+        str(row.get("driver") or ""),
+        str(row.get("seed")),
+        row.get("profile") or "default",
+    )
+
+
+def current_identity(config: pytest.Config) -> tuple | None:
+    h = config.stash.get(HARNESS, None)
+    if h is None:
+        return None
+    return run_identity(
+        {
+            "backend": h.backend.name,
+            "device": h.device.name,
+            "driver": h.device.driver,
+            "seed": h.seed,
+            "profile": h.profile.name,
+        }
+    )

@@ -30,7 +30,7 @@ from .journal import read_journals
 __all__ = ["parse_shard", "shard_of"]
 
 _ENTRIES = pytest.StashKey[list]()
-_DONE = pytest.StashKey[set]()
+_DONE = pytest.StashKey[dict]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -98,7 +98,7 @@ def pytest_configure(config: pytest.Config) -> None:
         try:  # read once, here: an unreadable journal is a usage error, not a traceback
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                config.stash[_DONE] = {r["nodeid"] for r in read_journals(opt.resume)}
+                config.stash[_DONE] = {r["nodeid"]: r for r in read_journals(opt.resume)}
         except OSError as e:
             raise pytest.UsageError(f"--resume: {e}") from None
         for w in caught[:20]:  # malformed lines: skipped, and said so
@@ -141,6 +141,35 @@ def _note(config: pytest.Config, text: str) -> None:
         j.append({"kind": "note", "text": text, "time": time.time()})
 
 
+def _resumable(config: pytest.Config, recorded: dict[str, dict]) -> set[str]:
+    """The recorded cases whose verdict holds for this run: recorded with the
+    same backend, device, driver, seed and profile (``plugin.run_identity``).
+    The others run again, and the report says how many and why."""
+    if not recorded:
+        return set()
+    from .plugin import current_identity, run_identity
+
+    now = current_identity(config)
+    if now is None:
+        return set(recorded)
+    done, other = set(), {}
+    for nid, row in recorded.items():
+        ident = run_identity(row)
+        if ident == now:
+            done.add(nid)
+        else:
+            other[ident] = other.get(ident, 0) + 1
+    for ident, n in sorted(other.items(), key=lambda kv: -kv[1]):
+        backend, dev, driver, seed, profile = ident
+        _note(
+            config,
+            f"--resume: {n} recorded cases are from another run configuration (backend {backend}, "
+            f"device {dev!r}, driver {driver!r}, seed {seed}, profile {profile}; this run: "
+            f"{', '.join(map(str, now))}) and run again",
+        )
+    return done
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list) -> None:
     """Expectations see every collected case (before ``-k``), so an entry
@@ -165,7 +194,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             _note(config, f"expectations entry {e.pattern!r} ({e.source}) matches no case: stale entry?")
 
     keep, drop = list(items), []
-    done: set[str] = config.stash.get(_DONE, set())
+    done: set[str] = _resumable(config, config.stash.get(_DONE, {}))
     shard = getattr(config.option, "cts_shard", None)
     if done or shard:
         keep = []

@@ -183,6 +183,37 @@ def test_resume_runs_only_what_is_missing(unsharded, tmp_path):
     assert f"--resume: {len(first)} cases already recorded" in (d / "report.md").read_text()
 
 
+@pytest.mark.parametrize(
+    "change",
+    [
+        ["--seed", "7"],
+        ["--tolerance-profile", "strict"],
+        ["--backend", "opencl", "--device", "Intel", "--opencl-prelude", "builtin"],
+    ],
+)
+def test_resume_reruns_cases_recorded_under_another_configuration(tmp_path, change):
+    """A verdict holds only for the backend, device, driver, seed and profile
+    it was recorded with: resuming under another one reruns those cases and
+    the report says why (before, emulator rows were reported as OpenCL's)."""
+    if change[1] == "opencl":
+        pytest.importorskip("pyopencl")
+    old, d = tmp_path / "old", tmp_path / "new"
+    pick = ["-k", "sg8 and u8_u8 and M1 and exact"]
+    p = run_cts(CASES, "-q", *pick, "--report-dir", str(old))
+    assert p.returncode == 0, p.stdout[-1500:]
+    p = run_cts(CASES, "-q", *pick, *change, "--resume", str(old / "journal"), "--report-dir", str(d))
+    if change[1] == "opencl" and "matches no OpenCL device" in p.stderr + p.stdout:
+        pytest.skip("no Intel OpenCL device here")
+    assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-1500:]
+    assert p.stdout.splitlines()[-1].startswith("1 passed, 465 deselected"), p.stdout[-800:]  # it ran again
+    note = "recorded cases are from another run configuration"
+    assert note in (d / "report.md").read_text()
+    with open(d / "results.csv", newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    want_seed = change[1] if change[0] == "--seed" else "1"
+    assert rows and all(r["seed"] == want_seed for r in rows), rows
+
+
 def test_resume_from_another_folder_starts_a_fresh_journal_here(tmp_path):
     """Rows of an older run left in the report folder must not leak into the
     report of a sweep resumed from a journal elsewhere."""
