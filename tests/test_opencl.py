@@ -289,6 +289,41 @@ def test_program_cache_memory_and_disk(tmp_path):
         assert "kernel build failed" in str(e.value) and type(e.value).__name__ == "CaseError"
 
 
+@needs_intel
+def test_a_foreign_cache_file_is_never_loaded_as_another_program(tmp_path):
+    """A binary put under another program's key (copied, renamed, or a bug)
+    must be rebuilt, not run: the file's header names its key and digest."""
+    import shutil
+    import warnings
+
+    import numpy as np
+
+    from cts.backends.opencl import OpenCLBackend
+    from cts.kernels import KernelSource
+
+    one = "__kernel void k(__global uint *x) { x[get_global_id(0)] = 1u; }"
+    two = "__kernel void k(__global uint *x) { x[get_global_id(0)] = 2u; }"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        b = OpenCLBackend(device="Intel", cache_dir=tmp_path)
+        b.build_program(source=one)
+        f_one = set(tmp_path.glob("*.bin"))
+        b.build_program(source=two)
+        (f_two,) = set(tmp_path.glob("*.bin")) - f_one
+        (f_one,) = f_one
+        shutil.copyfile(f_two, f_one)  # program two's binary under program one's key
+        b2 = OpenCLBackend(device="Intel", cache_dir=tmp_path)
+        out = b2.run_kernel(
+            KernelSource("k", source=one, global_size=(4,), args=("x",)), {}, {"x": (np.uint32, 4)}
+        )
+        assert out["x"].tolist() == [1, 1, 1, 1] and (b2.stats.compiled, b2.stats.disk_hits) == (1, 0)
+        data = f_two.read_bytes()
+        f_two.write_bytes(data[:-7] + bytes(7))  # damaged tail: rebuilt too
+        b3 = OpenCLBackend(device="Intel", cache_dir=tmp_path)
+        b3.build_program(source=two)
+        assert (b3.stats.compiled, b3.stats.disk_hits) == (1, 0)
+
+
 # ------------------------------------------- isolation on a real driver
 HOSTILE = {
     # M = 2 overload of i8_i8 (sg 8) spins forever inside the kernel; the others stay correct

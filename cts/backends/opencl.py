@@ -342,9 +342,10 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
         prg = None
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # drivers log even successful builds
-            if path is not None and path.is_file():
+            blob = _load_binary(path) if path is not None and path.is_file() else None
+            if blob is not None:
                 try:
-                    prg = cl.Program(self.ctx, [self.device], [path.read_bytes()]).build(options=options)
+                    prg = cl.Program(self.ctx, [self.device], [blob]).build(options=options)
                     self.stats.disk_hits += 1
                 except (cl.Error, OSError):
                     prg = None
@@ -438,14 +439,42 @@ def _build_log(err, prg, device) -> str:
     return text[-8000:]
 
 
+_CACHE_MAGIC = b"cts-program-cache-1\n"
+
+
 def _store_binary(path: Path, prg) -> None:
+    """Write the program binary under its cache key with a header naming the
+    key (the file name) and the blob's sha256, so a foreign, renamed or
+    damaged file is never loaded as this program (``_load_binary``)."""
     try:
         blob = prg.binaries[0]
         if not blob:
             return
         path.parent.mkdir(parents=True, exist_ok=True)
+        head = _CACHE_MAGIC + f"{path.stem} {hashlib.sha256(blob).hexdigest()}\n".encode()
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(blob)
+        tmp.write_bytes(head + blob)
         os.replace(tmp, path)
     except Exception:  # a read-only cache never fails a case
         pass
+
+
+def _load_binary(path: Path) -> bytes | None:
+    """The blob of a cache file written by ``_store_binary`` for this key, or
+    None (missing, foreign, truncated, tampered: then the program is rebuilt)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if not data.startswith(_CACHE_MAGIC):
+        return None
+    line, sep, blob = data[len(_CACHE_MAGIC) :].partition(b"\n")
+    if not sep:
+        return None
+    try:
+        key, digest = line.decode("ascii").split(" ")
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if key != path.stem or hashlib.sha256(blob).hexdigest() != digest:
+        return None
+    return blob
