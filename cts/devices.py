@@ -78,7 +78,7 @@ def select_device(selector: str | None, devs: list[ClDevice] | None = None) -> C
         if len(devs) == 1:
             return devs[0]
         raise BackendError(f"--backend opencl: several devices, choose one with --device: {_listing(devs)}")
-    if sel.isdigit():
+    if sel.isascii() and sel.isdigit():
         i = int(sel)
         if i < len(devs):
             return devs[i]

@@ -52,6 +52,12 @@ class Journal:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._fh = open(self.path, "a", encoding="utf-8")
+        if self._fh.tell() > 0:  # appending to a file a killed process left mid-line: end that line first
+            with open(self.path, "rb") as f:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    self._fh.write("\n")
+                    self._fh.flush()
 
     def append(self, row: dict) -> None:
         self._fh.write(json.dumps(row, sort_keys=True, default=str) + "\n")

@@ -166,3 +166,35 @@ def test_a_driver_crashing_on_many_cases_does_not_stop_the_sweep(tmp_path):
     assert "maximum crashed workers reached" not in p.stdout
     res = results(tmp_path / "results.csv")
     assert sorted(res.values()) == ["crash"] * 6 + ["passed"] * 3, res  # 6 intel_mma M2 cases, 3 split ones
+
+
+def test_a_journal_cut_mid_line_is_repaired_before_appending(tmp_path):
+    """A process killed while writing leaves a half line; the next run that
+    appends to the same file (same worker name and pid, common in
+    containers) must not glue its first row onto it."""
+    import warnings
+
+    from cts.journal import Journal, read_journals
+
+    f = tmp_path / "main-1.jsonl"
+    f.write_text(json.dumps({"nodeid": "a", "outcome": "passed", "time": 1}) + "\n" + '{"nodeid": "b", "outc')
+    j = Journal(f)
+    j.append({"kind": "start", "nodeid": "c", "time": 2})
+    j.close()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        rows = {r["nodeid"]: r["outcome"] for r in read_journals([f])}
+    assert rows == {"a": "passed", "c": "crash"}, rows  # c's start marker survived: it becomes a crash row
+    assert len(caught) == 1 and "malformed journal line" in str(caught[0].message)
+
+
+def test_a_malformed_child_timeout_is_a_case_error_not_a_crash(monkeypatch):
+    from cts.backends.opencl_coop import CHILD_TIMEOUT_S, child_timeout_s
+
+    monkeypatch.setenv("CTS_COOP_CHILD_TIMEOUT", "2m")
+    with pytest.raises(CaseError, match="CTS_COOP_CHILD_TIMEOUT='2m'"):
+        child_timeout_s()
+    monkeypatch.setenv("CTS_COOP_CHILD_TIMEOUT", "7.5")
+    assert child_timeout_s() == 7.5
+    monkeypatch.delenv("CTS_COOP_CHILD_TIMEOUT")
+    assert child_timeout_s() == CHILD_TIMEOUT_S

@@ -385,3 +385,12 @@ def test_numerics_model_tier_runs_on_the_intel_builtins(cache):
         "cases/test_numerics_model.py", "--backend", "opencl", "--tiers", "model", "-q", "-rs", cache=cache
     )
     assert r.returncode == 0 and f"{INTEL_EXT} not supported by" in r.stdout, r.stdout[-2000:]
+
+
+@needs_intel
+def test_a_non_ascii_digit_device_selector_is_a_one_line_error():
+    r = _pytest(
+        "cases/test_intel_mma.py", "--backend", "opencl", "--device", "\u00b2", "--collect-only", "-q"
+    )
+    err = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert r.returncode == 4 and len(err) == 1 and "matches no OpenCL device" in err[0], r.stderr[-2000:]

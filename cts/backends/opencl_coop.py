@@ -47,7 +47,24 @@ CLC_FEATURE = "__opencl_c_ext_cooperative_matrix"
 ENTRY_POINT = "clGetDeviceCooperativeMatrixInfoKHR"
 DEFAULT_VARIANTS = 0x1078
 SUB_GROUP_VARIANTS = 0x1079
-CHILD_TIMEOUT_S = float(os.environ.get("CTS_COOP_CHILD_TIMEOUT", "120"))
+CHILD_TIMEOUT_S = 120.0  # default of CTS_COOP_CHILD_TIMEOUT (seconds)
+
+
+def child_timeout_s() -> float:
+    """CTS_COOP_CHILD_TIMEOUT (seconds, > 0), read when a child starts; a
+    malformed value is a per-case error naming the variable, not a crash."""
+    text = os.environ.get("CTS_COOP_CHILD_TIMEOUT", "")
+    if not text.strip():
+        return CHILD_TIMEOUT_S
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not v > 0:
+        raise CaseError(f"CTS_COOP_CHILD_TIMEOUT={text!r}: expected a number of seconds > 0")
+    return v
+
+
 # cl_device_cooperative_matrix_component_type_khr (spec-digest 4.4)
 CL_COMPONENT = {
     0: "f16",
@@ -322,17 +339,18 @@ class CoopOpenCL:
             if ks.il is not None:
                 (d / "k.spv").write_bytes(ks.il)
             (d / "job.json").write_text(json.dumps(meta))
+            limit = child_timeout_s()
             try:
                 r = subprocess.run(
                     [sys.executable, "-m", "cts.backends.opencl_coop", str(d)],
                     capture_output=True,
                     text=True,
-                    timeout=CHILD_TIMEOUT_S,
+                    timeout=limit,
                     cwd=Path(__file__).resolve().parents[2],
                 )
             except subprocess.TimeoutExpired:
                 raise CaseError(
-                    f"{case.id}: kernel hung for {CHILD_TIMEOUT_S:.0f} s in a child process on {self.device_label} "
+                    f"{case.id}: kernel hung for {limit:.0f} s in a child process on {self.device_label} "
                     f"(run only because of --assume-extension)"
                 ) from None
             tail = (r.stderr or r.stdout).strip()[-3000:]

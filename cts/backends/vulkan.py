@@ -104,7 +104,7 @@ class VulkanBackend(Backend):
                 if COOP_EXTENSION in e:
                     return i
             return 0
-        if str(sel).isdigit():
+        if str(sel).isascii() and str(sel).isdigit():
             i = int(sel)
             if i >= len(names):
                 raise BackendError(f"--device {sel}: only {len(names)} Vulkan device(s): {', '.join(names)}")
@@ -112,6 +112,11 @@ class VulkanBackend(Backend):
         hits = [i for i, n in enumerate(names) if str(sel).lower() in n.lower()]
         if not hits:
             raise BackendError(f"--device {sel!r} matches no Vulkan device; devices: {', '.join(names)}")
+        if len(hits) > 1:
+            listed = ", ".join(f"{i}: {names[i]}" for i in hits)
+            raise BackendError(
+                f"--device {sel!r} matches {len(hits)} Vulkan devices ({listed}): give the index"
+            )
         return hits[0]
 
     def _describe_props(self, props, name: str) -> None:
