@@ -96,3 +96,55 @@ def test_entries_the_generator_cannot_express_skip_as_suite_gaps():
             assert reason and reason.startswith("not realized by the suite"), (c.id, reason)
         else:  # the subgroup matrix types of the mixed entry are ordinary ones
             assert reason is None, (c.id, reason)
+
+
+def _fake_vulkan(wait_error=None):
+    """A VulkanBackend over a stand-in ``vk`` module (no loader needed) whose
+    fence wait succeeds or raises ``wait_error``."""
+    from unittest import mock
+
+    from cts.backends.vulkan import VulkanBackend
+
+    vk = mock.MagicMock()
+    vk.vkMapMemory.side_effect = lambda dev, mem, off, size, flags: bytearray(size)
+    if wait_error is not None:
+        vk.vkWaitForFences.side_effect = wait_error
+    b = VulkanBackend()
+    b.vk, b.ffi = vk, mock.MagicMock()
+    b.device, b.pool, b.queue, b.fence = object(), object(), object(), object()
+    b._buffer = lambda n: (mock.sentinel.buf, mock.sentinel.mem, max(256, n))
+    b._pipeline = lambda code, n: (object(), object(), object())
+    return b, vk
+
+
+def test_a_vulkan_dispatch_that_hangs_marks_the_device_dead_and_leaks_in_flight_work():
+    """A timed-out (or lost) dispatch: its case fails naming the error; the
+    buffers, pool and command buffer the device may still use are not freed;
+    the next case fails at once without submitting anything."""
+    import numpy as np
+
+    from cts.backends.base import CaseError
+
+    class VkTimeout(Exception):
+        pass
+
+    b, vk = _fake_vulkan(VkTimeout("timeout"))
+    arrays = {"x": np.zeros(4, np.uint32)}
+    with pytest.raises(CaseError, match="VkTimeout while waiting for case case-1"):
+        b._dispatch(b"spv", ["x"], arrays, 1, "case-1")
+    assert b.dead and vk.vkQueueSubmit.call_count == 1
+    assert not vk.vkDestroyBuffer.called and not vk.vkFreeMemory.called
+    assert not vk.vkFreeCommandBuffers.called and not vk.vkDestroyDescriptorPool.called
+    from cts.families.coop import CoopCase, MatType
+
+    case = CoopCase("length", "vk", mat=MatType("A", 16, 16, "f16"), sg=32)
+    with pytest.raises(CaseError, match="Vulkan device unusable: VkTimeout while waiting for case case-1"):
+        b.run_coop_matrix(case, {})
+    assert vk.vkQueueSubmit.call_count == 1  # nothing more was submitted
+
+    ok, vk2 = _fake_vulkan()
+    out = ok._dispatch(b"spv", ["x"], arrays, 1, "case-2")
+    assert out["x"].shape == (4,) and not getattr(ok, "dead", None)
+    assert (
+        vk2.vkFreeCommandBuffers.called and vk2.vkDestroyDescriptorPool.called and vk2.vkDestroyBuffer.called
+    )

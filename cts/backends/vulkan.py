@@ -32,6 +32,7 @@ __all__ = ["VulkanBackend"]
 
 BF16_FEATURES_STYPE = 1000141000  # VkPhysicalDeviceShaderBfloat16FeaturesKHR
 MAX_GROUPS = 65535  # guaranteed maxComputeWorkGroupCount[0]
+WAIT_NS = 20_000_000_000  # a dispatch that takes longer is a hang (the per-case pytest timeout is 300 s)
 
 
 class VulkanBackend(Backend):
@@ -94,8 +95,15 @@ class VulkanBackend(Backend):
         if COOP_EXTENSION not in self.exts:
             self.reason = f"device {names[idx]!r} does not report {COOP_EXTENSION}"
             return
-        self._create_device()
-        self.entries = self._query_entries()
+        try:
+            self._create_device()
+            self.entries = self._query_entries()
+        except BackendError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a driver that fails here is one line, not a traceback
+            raise BackendError(
+                f"Vulkan: setting up {names[idx]!r} failed: {type(e).__name__}: {str(e)[:200]}"
+            ) from None
 
     def _select(self, names: list[str], exts: list[set]) -> int:
         sel = self.selector
@@ -338,6 +346,8 @@ class VulkanBackend(Backend):
         """Run the case's module over the buffer contract of cts.families.coop."""
         from ..kernels.coopmat_glsl import GenerationError, kernel_buffers, spirv_module
 
+        if getattr(self, "dead", None):
+            raise CaseError(f"Vulkan device unusable: {self.dead}")
         try:
             code = spirv_module(case, self.subgroup_size)
         except GenerationError as e:
@@ -353,15 +363,24 @@ class VulkanBackend(Backend):
         if groups > MAX_GROUPS:
             raise Unsupported(f"{groups} workgroups exceed the guaranteed {MAX_GROUPS}")
         try:
-            out = self._dispatch(code, order, arrays, groups)
+            out = self._dispatch(code, order, arrays, groups, case.id)
+        except CaseError:
+            raise
         except Exception as e:  # noqa: BLE001 - a driver error fails this case only
             raise CaseError(f"Vulkan: {type(e).__name__}: {str(e)[:300]}") from None
         return {**bufs, **out}
 
-    def _dispatch(self, code: bytes, order: list[str], arrays: dict, groups: int) -> dict:
+    def _dispatch(self, code: bytes, order: list[str], arrays: dict, groups: int, case_id: str = "") -> dict:
+        """One dispatch.  If the submitted work does not complete (timeout,
+        device lost), its buffers, descriptor pool and command buffer may
+        still be in use by the device: they are deliberately leaked, and the
+        backend is marked dead so every later case fails at once naming this
+        one (freeing them, or reusing the fence, would be invalid Vulkan and
+        could make later cases read results too early)."""
         vk, ffi = self.vk, self.ffi
         pipe, pl, dsl, *_ = self._pipeline(code, len(order))
         made = []
+        in_flight = False
         try:
             for n in order:
                 x = arrays[n]
@@ -383,6 +402,7 @@ class VulkanBackend(Backend):
                 ),
                 None,
             )
+            cb = None
             try:
                 ds = vk.vkAllocateDescriptorSets(
                     self.device,
@@ -415,10 +435,21 @@ class VulkanBackend(Backend):
                 vk.vkQueueSubmit(
                     self.queue, 1, [vk.VkSubmitInfo(commandBufferCount=1, pCommandBuffers=[cb])], self.fence
                 )
-                vk.vkWaitForFences(self.device, 1, [self.fence], vk.VK_TRUE, 20_000_000_000)
-                vk.vkFreeCommandBuffers(self.device, self.pool, 1, [cb])
+                in_flight = True
+                try:
+                    vk.vkWaitForFences(self.device, 1, [self.fence], vk.VK_TRUE, WAIT_NS)
+                except Exception as e:  # noqa: BLE001 - VkTimeout, VkErrorDeviceLost, ...
+                    self.dead = (
+                        f"{type(e).__name__} while waiting for case {case_id or '?'} "
+                        f"({WAIT_NS / 1e9:.0f} s limit); later cases are not run on it"
+                    )
+                    raise CaseError(f"Vulkan: {self.dead}") from None
+                in_flight = False
             finally:
-                vk.vkDestroyDescriptorPool(self.device, dp, None)
+                if not in_flight:
+                    if cb is not None:
+                        vk.vkFreeCommandBuffers(self.device, self.pool, 1, [cb])
+                    vk.vkDestroyDescriptorPool(self.device, dp, None)
             out = {}
             for n, (_, mem, _size) in zip(order, made):
                 x = arrays[n]
@@ -427,9 +458,10 @@ class VulkanBackend(Backend):
                 vk.vkUnmapMemory(self.device, mem)
             return out
         finally:
-            for b, m, _ in made:
-                vk.vkDestroyBuffer(self.device, b, None)
-                vk.vkFreeMemory(self.device, m, None)
+            if not in_flight:  # work the device may still run keeps its buffers (see above)
+                for b, m, _ in made:
+                    vk.vkDestroyBuffer(self.device, b, None)
+                    vk.vkFreeMemory(self.device, m, None)
 
     def coop_owner(self, mat, sg: int) -> np.ndarray | None:
         """(rows, cols, 2) (invocation, index) of each element of ``mat`` as
