@@ -148,3 +148,23 @@ def test_a_vulkan_dispatch_that_hangs_marks_the_device_dead_and_leaks_in_flight_
     assert (
         vk2.vkFreeCommandBuffers.called and vk2.vkDestroyDescriptorPool.called and vk2.vkDestroyBuffer.called
     )
+
+
+def test_reported_entries_the_suite_cannot_name_are_listed_not_dropped():
+    from types import SimpleNamespace
+
+    b, vk = _fake_vulkan()
+    b.instance, b.pd = object(), object()
+
+    def prop(a, c, scope=3):
+        return SimpleNamespace(
+            MSize=16, NSize=16, KSize=32, AType=a, BType=a, CType=c, ResultType=c,
+            saturatingAccumulation=0, scope=scope,
+        )  # fmt: skip
+
+    fp8 = 1000491002  # a component type newer than the suite's table
+    vk.vkGetInstanceProcAddr.return_value = lambda pd: [prop(3, 5), prop(fp8, 1), prop(3, 5, scope=7)]
+    entries = b._query_entries()
+    assert [(e.A, e.C) for e in entries] == [("i8", "i32")]
+    assert len(b.unexpressed) == 2
+    assert f"vk{fp8}" in b.unexpressed[0] and "scope7" in b.unexpressed[1]

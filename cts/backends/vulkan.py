@@ -45,6 +45,7 @@ class VulkanBackend(Backend):
         self.reason: str | None = None  # why nothing can run (skip reason)
         self._pipes: dict[bytes, tuple] = {}
         self.entries: list[CoopEntry] = []
+        self.unexpressed: list[str] = []  # reported entries with types/scopes the suite cannot name
         self.info = DeviceInfo(backend="vulkan", name="(not opened)")
 
     @classmethod
@@ -226,8 +227,16 @@ class VulkanBackend(Backend):
                 "scope": SCOPES.get(int(p.scope), f"scope{int(p.scope)}"),
             }
             raw.append(row)
-            if all(not t.startswith("vk") for t in types):
+            if all(not t.startswith("vk") for t in types) and not row["scope"].startswith("scope"):
                 out.append(CoopEntry(**row))
+            else:  # a component type or scope the suite has no name for: said in the report, not dropped
+                unknown = [t for t in types if t.startswith("vk")] + [row["scope"]] * row["scope"].startswith(
+                    "scope"
+                )
+                self.unexpressed.append(
+                    f"M{row['M']} N{row['N']} K{row['K']} {'/'.join(types)} {row['scope']} "
+                    f"(unknown to the suite: {', '.join(unknown)})"
+                )
         self.info.extra["coop_properties"] = raw
         return out
 
