@@ -509,12 +509,18 @@ if __name__ == "__main__":
     raise SystemExit(check_main(sys.argv[1:]))
 
 
+# rules that judge against a non-zero bound (reference/tolerance.py; coop_run.py's
+# D = division ulps, C = conversion range); R has one only under the default profile
+_BOUND_RULES = ("F", "D", "C", "R")
+
+
 def _ratio_text(r: dict, ratio) -> str:
-    """The failure table's error/bound cell: a number only where the case was
-    judged against a bound (Rule F); bit-exact rules (E, I, R, T) say so."""
+    """The failure table's error/bound cell: a number where the case was
+    judged against a non-zero bound; bit-exact rules (E, I, T, strict R, ...)
+    say their rule instead of a meaningless 0."""
     rule = r.get("rule")
     if ratio is None or rule is None:
         return ""
-    if rule != "F":
+    if rule not in _BOUND_RULES or (rule == "R" and not float(ratio)):
         return f"rule {rule}"
     return f"{float(ratio):.3g}"

@@ -166,7 +166,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     tiers = h.tiers if h else TIERS
     fn = mark.args[0]
     own = getattr(fn, "cts_tiers", TIERS)  # the tiers this generator understands
-    cases = fn(tuple(t for t in tiers if t in own))
+    mine = tuple(t for t in tiers if t in own)
+    cases = fn(mine) if mine else []  # none of its tiers asked for: no case, even from tier-less families
     if not cases:  # e.g. an opt-in tier not asked for: no item at all, not an "empty parameter set" skip
         metafunc.parametrize("case", [pytest.param(None, marks=pytest.mark.cts_no_cases)], ids=["none"])
         return
@@ -205,9 +206,8 @@ class Harness:
         parts = ["pytest", nodeid, "--backend", o.backend, "--seed", str(self.seed)]
         if o.device is not None:
             parts += ["--device", o.device]
-        opt_in = [t for t in self.tiers if t in OPT_IN_TIERS]
-        if opt_in:  # the case is collected only with its opt-in tier asked for
-            parts += ["--tiers", ",".join(opt_in)]
+        if tuple(self.tiers) != TIERS:  # e.g. an opt-in tier: the case is collected only with it
+            parts += ["--tiers", ",".join(self.tiers)]
         for f in o.emulator_fault:
             parts += ["--emulator-fault", f]
         if self.profile.name != "default":

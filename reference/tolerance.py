@@ -121,7 +121,8 @@ PROFILES: dict[str, Profile] = {
         Profile(
             "default",
             description="any order, truncation allowed, 16-bit accumulators may round "
-            "each step; rounding tier: full-precision sum converted once, either direction",
+            "each step; rounding tier: where the spec says full precision (Intel built-ins) the "
+            "exact sum converted once in either direction, elsewhere Rule F",
         ),
         Profile(
             "strict",

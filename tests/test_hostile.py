@@ -194,6 +194,10 @@ def test_a_malformed_child_timeout_is_a_case_error_not_a_crash(monkeypatch):
     monkeypatch.setenv("CTS_COOP_CHILD_TIMEOUT", "2m")
     with pytest.raises(CaseError, match="CTS_COOP_CHILD_TIMEOUT='2m'"):
         child_timeout_s()
+    for bad in ("inf", "nan", "0", "1e300"):
+        monkeypatch.setenv("CTS_COOP_CHILD_TIMEOUT", bad)
+        with pytest.raises(CaseError, match="expected a number of seconds"):
+            child_timeout_s()
     monkeypatch.setenv("CTS_COOP_CHILD_TIMEOUT", "7.5")
     assert child_timeout_s() == 7.5
     monkeypatch.delenv("CTS_COOP_CHILD_TIMEOUT")

@@ -189,6 +189,7 @@ def test_resume_runs_only_what_is_missing(unsharded, tmp_path):
         ["--seed", "7"],
         ["--tolerance-profile", "strict"],
         ["--backend", "opencl", "--device", "Intel", "--opencl-prelude", "builtin"],
+        ["--emulator-model", "trunc_b4"],
     ],
 )
 def test_resume_reruns_cases_recorded_under_another_configuration(tmp_path, change):
@@ -309,3 +310,19 @@ def test_malformed_expectations_are_one_line_usage_errors(tmp_path, line, messag
     p = run_cts(CASES, "-q", "--no-report", "--expectations", str(exp))
     err = [ln for ln in p.stderr.splitlines() if ln.strip()]
     assert p.returncode == 4 and len(err) == 1 and message in err[0] and f"{exp}:1" in err[0], p.stderr
+
+
+def test_the_rerun_command_of_a_run_with_non_default_tiers_collects_the_case(tmp_path):
+    """The printed rerun line carries the run's tiers, and running it finds
+    and reruns exactly that case (it did not when only the opt-in tier was
+    carried over)."""
+    import shlex
+
+    p = run_cts(CASES, "-q", "--no-report", "-k", "sg8 and u8_u8 and M1", "--tiers", "exact,model",
+                "--emulator-fault", "acc_ignored")  # fmt: skip
+    assert p.returncode == 1, p.stdout[-1500:]
+    line = next(ln for ln in p.stdout.splitlines() if ln.startswith("rerun: pytest"))
+    assert "--tiers exact,model" in line, line
+    args = shlex.split(line.removeprefix("rerun: pytest "))
+    p2 = run_cts(*args, "-q", "--no-report")
+    assert p2.returncode == 1 and p2.stdout.splitlines()[-1].startswith("1 failed"), p2.stdout[-1500:]

@@ -287,7 +287,11 @@ class EmulatorBackend(*_MIXINS, Backend):
             backend="emulator",
             name="numpy emulator" + (f" (faults: {','.join(sorted(self.faults))})" if self.faults else ""),
             platform="cts",
-            driver="float64 accumulation, one RNE rounding",
+            driver=(
+                f"device model {self.model.name}: {self.model.summary()}"
+                if getattr(self, "model", None) is not None
+                else "float64 accumulation, one RNE rounding"
+            ),
             extensions=(
                 "cl_intel_subgroup_matrix_multiply_accumulate",
                 "cl_intel_subgroup_matrix_multiply_accumulate_tf32",

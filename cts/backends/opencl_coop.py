@@ -60,8 +60,8 @@ def child_timeout_s() -> float:
         v = float(text)
     except ValueError:
         v = -1.0
-    if not v > 0:
-        raise CaseError(f"CTS_COOP_CHILD_TIMEOUT={text!r}: expected a number of seconds > 0")
+    if not 0 < v <= 86400:  # also rejects nan and inf (subprocess cannot wait "forever")
+        raise CaseError(f"CTS_COOP_CHILD_TIMEOUT={text!r}: expected a number of seconds in (0, 86400]")
     return v
 
 

@@ -522,6 +522,10 @@ class VulkanBackend(Backend):
     def close(self) -> None:
         if not self._ready or self.reason or not hasattr(self, "device"):
             return
+        if getattr(
+            self, "dead", None
+        ):  # work of a hung dispatch may still run: wait for nothing, free nothing
+            return
         vk = self.vk
         try:
             vk.vkDeviceWaitIdle(self.device)
