@@ -141,7 +141,9 @@ def _note(config: pytest.Config, text: str) -> None:
         j.append({"kind": "note", "text": text, "time": time.time()})
 
 
-def _resumable(config: pytest.Config, recorded: dict[str, dict]) -> set[str]:
+def _resumable(
+    config: pytest.Config, recorded: dict[str, dict], collected: set[str] | None = None
+) -> set[str]:
     """The recorded cases whose verdict holds for this run: recorded with the
     same backend, device, driver, seed and profile (``plugin.run_identity``).
     The others run again, and the report says how many and why."""
@@ -157,7 +159,7 @@ def _resumable(config: pytest.Config, recorded: dict[str, dict]) -> set[str]:
         ident = run_identity(row)
         if ident == now:
             done.add(nid)
-        else:
+        elif collected is None or nid in collected:  # only cases this run collects are rerun
             other[ident] = other.get(ident, 0) + 1
     for ident, n in sorted(other.items(), key=lambda kv: -kv[1]):
         backend, dev, driver, seed, profile = ident
@@ -194,7 +196,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             _note(config, f"expectations entry {e.pattern!r} ({e.source}) matches no case: stale entry?")
 
     keep, drop = list(items), []
-    done: set[str] = _resumable(config, config.stash.get(_DONE, {}))
+    done: set[str] = _resumable(config, config.stash.get(_DONE, {}), {i.nodeid for i in items})
     shard = getattr(config.option, "cts_shard", None)
     if done or shard:
         keep = []
