@@ -85,7 +85,9 @@ __all__ = [
     "float_close",
     "flush_subnormals",
     "rounding_mode",
+    "rounding_bracket",
     "rounding_tier_check",
+    "exact_or_rounding_check",
     "RULES",
 ]
 
@@ -205,27 +207,51 @@ def rounding_mode(profile: Profile, full_precision: bool) -> str:
     return profile.rounding_tier
 
 
-def rounding_tier_check(t: ElemType, exact: np.ndarray, actual: np.ndarray, mode: str):
-    """Rule R for the 16-bit result type ``t``: ``exact`` is the exact sum
-    (float64), ``actual`` the decoded device result.  Returns (ok, bound):
-    ``bound`` is the distance from RNE(exact) that the rule admits (0 for
-    ``nearest``; the gap to the other bracketing value for ``faithful``), for
-    the report's error plot."""
+def rounding_bracket(t: ElemType, exact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(nearest-even, other) values of ``t`` that bracket ``exact``; equal
+    where ``exact`` is representable."""
     s = np.asarray(exact, dtype=np.float64)
     bits = t.encode(s)  # nearest even
     near = t.decode(bits)
-    if mode == "nearest":
-        return float_close(near, actual, np.zeros_like(near)), np.zeros_like(near)
-    if mode != "faithful":
-        raise ValueError(f"rounding tier mode {mode!r}")
     with np.errstate(invalid="ignore"):
         # the other bracketing value: one step in magnitude away from or toward zero
         # (sign-magnitude formats: +-1 on the raw bits moves the magnitude)
         up = np.abs(near) < np.abs(s)
         down = np.abs(near) > np.abs(s)
     step = np.where(up, 1, np.where(down, -1, 0)).astype(np.int64)
-    other = t.decode((bits.astype(np.int64) + step).astype(np.uint64))
-    ok = float_close(near, actual, np.zeros_like(near)) | float_close(other, actual, np.zeros_like(near))
+    return near, t.decode((bits.astype(np.int64) + step).astype(np.uint64))
+
+
+def rounding_tier_check(t: ElemType, exact: np.ndarray, actual: np.ndarray, mode: str):
+    """Rule R for the 16-bit result type ``t``: ``exact`` is the exact sum
+    (float64), ``actual`` the decoded device result.  Returns (ok, bound):
+    ``bound`` is the distance from RNE(exact) that the rule admits (0 for
+    ``nearest``; the gap to the other bracketing value for ``faithful``), for
+    the report's error plot."""
+    if mode not in ("nearest", "faithful"):
+        raise ValueError(f"rounding tier mode {mode!r}")
+    near, other = rounding_bracket(t, exact)
+    zero = np.zeros_like(near)
+    if mode == "nearest":
+        return float_close(near, actual, zero), zero
+    ok = float_close(near, actual, zero) | float_close(other, actual, zero)
     with np.errstate(invalid="ignore"):
         bound = np.where(np.isfinite(other) & np.isfinite(near), np.abs(other - near), 0.0)
     return ok, bound
+
+
+def exact_or_rounding_check(t: ElemType, exact: np.ndarray, actual: np.ndarray, tier: str, mode: str):
+    """The bit-level rules of the float tiers: Rule E (tiers ``exact`` /
+    ``onehot``: the exact sum is representable, compared bit for bit) or
+    Rule R in ``mode`` (tier ``rounding``).  Returns (ok, bound, rule, err)
+    where ``err`` is the distance from the nearest-even value of the sum."""
+    expected = t.round(exact)
+    if tier == "rounding":
+        ok, bound = rounding_tier_check(t, exact, actual, mode)
+        rule = "R"
+    else:
+        ok, bound = float_close(expected, actual, np.zeros_like(expected)), np.zeros_like(expected)
+        rule = "E"
+    with np.errstate(invalid="ignore"):
+        err = np.abs(np.nan_to_num(actual - expected))
+    return ok, bound, rule, err

@@ -369,3 +369,35 @@ def test_repro_bundle_runs_on_a_real_opencl_device_with_only_pyopencl_and_numpy(
     assert p.returncode == 0 and "PASS" in p.stdout and "subgroup sizes seen: [8]" in p.stdout, (
         p.stdout + p.stderr
     )
+
+
+def test_repro_bundle_applies_rule_r_as_the_suite_does(tmp_path):
+    """Rounding tier, default profile: the bundle accepts the value on either
+    side of the exact sum (here: truncation) and nothing beyond it."""
+    from reference.dtypes import etype
+    from reference.mma import mma_float
+    from reference.tolerance import rounding_bracket
+
+    d = write_bundle(
+        "intel_mma[sg16-bf16_bf16-k16-M4-acc_bf16-rounding]", tmp_path / "b", seed=3, subgroups=4
+    )
+    assert json.loads((d / "case.json").read_text())["rule"] == "R"
+    t = etype("bf16")
+    near, other = rounding_bracket(
+        t, mma_float(np.load(d / "A.npy"), np.load(d / "B.npy"), np.load(d / "C.npy")).value
+    )
+    regs = np.load(d / "expected_bits.npy")  # (S, M, N) bits of the RNE result, as --actual takes them
+
+    def verdict(values):
+        bits = t.encode(values).astype(regs.dtype)
+        np.save(tmp_path / "x.npy", bits)
+        p = subprocess.run([sys.executable, str(d / "run_case.py"), "--actual", str(tmp_path / "x.npy")],
+                           cwd=tmp_path, capture_output=True, text=True)  # fmt: skip
+        return p.returncode, p.stdout
+
+    assert verdict(near)[0] == 0
+    assert verdict(other)[0] == 0  # the other neighbour (e.g. truncation) is legal under default
+    beyond = near + 2 * (other - near)  # one more step past the other neighbour
+    beyond = np.where(other == near, near + t.ulp(near), beyond)
+    rc, out = verdict(beyond)
+    assert rc == 1 and "FAIL" in out, out[-800:]

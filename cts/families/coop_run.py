@@ -28,7 +28,7 @@ from reference import coop as rc
 from reference.data import case_rng, mma_operands
 from reference.dtypes import ElemType, etype
 from reference.mma import mma_float
-from reference.tolerance import PROFILES, Profile, float_close, mma_float_bound
+from reference.tolerance import PROFILES, Profile, float_close, flush_subnormals, mma_float_bound
 
 from ..check import Verdict, compare
 from .coop import (
@@ -370,10 +370,6 @@ def _float_verdict(ref_value, abs_sum, act, rt: ElemType, tier: str, n_terms: in
     return v
 
 
-def _ftz(x: np.ndarray, t: ElemType) -> np.ndarray:
-    return np.where(np.abs(x) < t.tiny, np.copysign(0.0, x), x)
-
-
 def _operands(case: CoopCase, rng, M, K, N, S):
     e = case.entry
     if case.tier in ("wrap", "sat"):
@@ -399,7 +395,7 @@ def _judge_muladd(case, A, B, C, act, steps: int, profile) -> Verdict:
     ftz = None
     if case.tier == "special":
         at, bt, ct = etype(e.A), etype(e.B), etype(e.C)
-        rf = mma_float(_ftz(A, at), _ftz(B, bt), _ftz(C, ct))
+        rf = mma_float(flush_subnormals(A, at), flush_subnormals(B, bt), flush_subnormals(C, ct))
         ftz = (rf.value, rf.abs_sum)
     n_terms = steps * (A.shape[2] // steps + 1)
     if steps > 1:

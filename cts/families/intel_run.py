@@ -23,10 +23,11 @@ from reference.mma import mma_float, mma_int
 from reference.tolerance import (
     PROFILES,
     Profile,
+    exact_or_rounding_check,
     float_close,
+    flush_subnormals,
     mma_float_bound,
     rounding_mode,
-    rounding_tier_check,
 )
 
 from ..check import Verdict, compare
@@ -42,10 +43,6 @@ class RunResult:
     inputs: dict  # logical operands (values) and registers, for repro bundles
     expected: np.ndarray  # expected result bits (logical layout)
     actual: np.ndarray
-
-
-def _ftz(x: np.ndarray, t) -> np.ndarray:
-    return np.where(np.abs(x) < t.tiny, np.copysign(0.0, x), x)
 
 
 def _poison_ignored(regs: np.ndarray, case, rng, rows: int) -> None:
@@ -130,14 +127,7 @@ def run_intel_mma(
     exp_bits = acc_t.encode(ref.value)
     rmode = rounding_mode(profile, full_precision=True)  # the Intel extensions: "full precision"
     if case.tier in ("exact", "onehot") or (case.tier == "rounding" and rmode != "bound"):
-        expected = acc_t.round(ref.value)  # exact sums: representable (E) or bracketed (R)
-        if case.tier == "rounding":
-            rule = "R"
-            ok, rbound = rounding_tier_check(acc_t, ref.value, actual, rmode)
-        else:
-            rule = "E"
-            ok, rbound = float_close(expected, actual, np.zeros_like(expected)), np.zeros_like(expected)
-        err = np.abs(actual - expected)
+        ok, rbound, rule, err = exact_or_rounding_check(acc_t, ref.value, actual, case.tier, rmode)
         hint = _onehot_hint(case, A_full, B, C, D_bits, acc_t) if case.tier == "onehot" else None
         v = compare(exp_bits, D_bits, acc_t, ok, rule, where, error=err, bound=rbound, hint=hint)
         return RunResult(v, inputs, exp_bits, D_bits)
@@ -166,7 +156,9 @@ def run_intel_mma(
         # subnormal inputs may be flushed to zero (no spec says): accept either
         ok_f = np.zeros_like(ok)
         for Aa, Bb in operands:
-            ok_f = ok_f | accepted(_ftz(Aa, a_t), _ftz(Bb, b_t), _ftz(C, acc_t))
+            ok_f = ok_f | accepted(
+                flush_subnormals(Aa, a_t), flush_subnormals(Bb, b_t), flush_subnormals(C, acc_t)
+            )
         only_ftz = ok_f & ~ok
         if only_ftz.any():
             notes.append(f"{int(only_ftz.sum())} elements match only with subnormal inputs flushed")

@@ -27,12 +27,12 @@ from reference.mma import mma_float, mma_int
 from reference.tolerance import (
     PROFILES,
     Profile,
+    exact_or_rounding_check,
     float_close,
     flush_subnormals,
     gamma,
     mma_float_bound,
     rounding_mode,
-    rounding_tier_check,
 )
 
 from ..check import Verdict, compare
@@ -171,14 +171,7 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
         actual = dt.decode(D_bits)
         rmode = rounding_mode(profile, full_precision=False)  # SYCL 5.2: internal precision open
         if case.tier in ("exact", "onehot") or (case.tier == "rounding" and rmode != "bound"):
-            expected = dt.round(ref.value)
-            if case.tier == "rounding":
-                rule = "R"
-                ok, rbound = rounding_tier_check(dt, ref.value, actual, rmode)
-            else:
-                rule = "E"
-                ok, rbound = float_close(expected, actual, np.zeros_like(expected)), np.zeros_like(expected)
-            err = np.abs(np.nan_to_num(actual - expected))
+            ok, rbound, rule, err = exact_or_rounding_check(dt, ref.value, actual, case.tier, rmode)
             v = compare(exp_bits, D_bits, dt, ok, rule, where, error=err, bound=rbound, hint=hint)
         else:
             bound = mma_float_bound(ref.abs_sum, ref.value, K, acc, d, profile)

@@ -21,10 +21,11 @@ from reference.mma import mma_float, mma_int
 from reference.tolerance import (
     PROFILES,
     Profile,
+    exact_or_rounding_check,
     float_close,
+    flush_subnormals,
     mma_float_bound,
     rounding_mode,
-    rounding_tier_check,
 )
 
 from ..check import Verdict, compare
@@ -95,14 +96,7 @@ def run_spirv_intel_mma(
     exp_bits = r_t.encode(ref.value)
     rmode = rounding_mode(profile, full_precision=False)  # SPV_INTEL: precision implementation-defined
     if case.tier in ("exact", "onehot") or (case.tier == "rounding" and rmode != "bound"):
-        expected = r_t.round(ref.value)  # representable sums (E) or bracketed by the result type (R)
-        if case.tier == "rounding":
-            rule = "R"
-            ok, rbound = rounding_tier_check(r_t, ref.value, actual, rmode)
-        else:
-            rule = "E"
-            ok, rbound = float_close(expected, actual, np.zeros_like(expected)), np.zeros_like(expected)
-        err = np.abs(actual - expected)
+        ok, rbound, rule, err = exact_or_rounding_check(r_t, ref.value, actual, case.tier, rmode)
         v = compare(exp_bits, D_bits, r_t, ok, rule, where, error=err, bound=rbound, hint=hint)
         return _noted(case, SpirvRunResult(v, ops, exp_bits, D_bits))
 
@@ -111,11 +105,7 @@ def run_spirv_intel_mma(
     notes = []
     if case.tier == "special":  # subnormal inputs may be flushed (no spec says): accept, report
         c_t, b_t = etype(case.c), etype(case.b)
-
-        def ftz(x, t):
-            return np.where(np.abs(x) < t.tiny, np.copysign(0.0, x), x)
-
-        ref_f = mma_float(ftz(A, a_t), ftz(B, b_t), ftz(C, c_t))
+        ref_f = mma_float(flush_subnormals(A, a_t), flush_subnormals(B, b_t), flush_subnormals(C, c_t))
         bound_f = mma_float_bound(ref_f.abs_sum, ref_f.value, case.k, case.result, case.result, profile)
         ok_f = float_close(ref_f.value, actual, bound_f)
         if (ok_f & ~ok).any():

@@ -3,13 +3,7 @@
 # cooperative-matrix family, joint_matrix through it, the numerics model tier
 # (pytest) and the --device errors.  Writes summaries under $OUT.
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site:$PWD
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-printf '{"file_format_version":"1.0.1","ICD":{"library_path":"/usr/local/nvidia/lib64/libEGL_nvidia.so.0","api_version":"1.4.312"}}' > /tmp/nv_egl.json
-export VK_DRIVER_FILES=/tmp/nv_egl.json
-export CTS_CACHE=$PWD/.cache
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+. reports/h100-vulkan/setup.sh
 P="python3 -m pytest --backend vulkan -p no:cacheprovider -q"
 run() { local name=$1; shift; local s; s=$(date +%s)
   timeout 300 $P "$@" --report-dir "$OUT/$name" > "$OUT/$name.log" 2>&1

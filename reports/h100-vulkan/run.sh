@@ -10,15 +10,7 @@
 # 5. SYCL joint_matrix through the cooperative-matrix path (cases/test_joint_matrix.py)
 # 6. --device selection: a bad index is a one-line usage error, a name selects
 set -u
-python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>/dev/null
-export PYTHONPATH=/tmp/site:$PWD
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-# the GLX ICD of nvidia_icd.json fails headless; the EGL library of the same driver works
-# (found by the numerics room, reports/numerics/README.md)
-printf '{"file_format_version":"1.0.1","ICD":{"library_path":"/usr/local/nvidia/lib64/libEGL_nvidia.so.0","api_version":"1.4.312"}}' > /tmp/nv_egl.json
-export VK_DRIVER_FILES=/tmp/nv_egl.json
-export CTS_CACHE=$PWD/.cache
-OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+. reports/h100-vulkan/setup.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv > "$OUT/nvidia-smi.txt" 2>&1
 timeout 120 python3 reports/h100-vulkan/collect.py "$OUT" > "$OUT/collect.log" 2>&1; echo "collect rc=$?"
 P="python3 -m pytest cases/test_coop_matrix.py --backend vulkan -p no:cacheprovider -q"
