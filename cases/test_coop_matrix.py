@@ -10,8 +10,8 @@ of the entry or matrix type, e.g.
 
 import pytest
 
-from cts.coop_plugin import coop_matrix_cases
-from cts.families.coop_run import run_coop
+from cts.plugin.coop import coop_matrix_cases
+from cts.runs.coop import run_coop
 
 
 @pytest.mark.cts_cases.with_args(coop_matrix_cases)

@@ -2,7 +2,7 @@
 item 6; spec-digest 4.1, 4.4; seed 002).
 
 Same operations, buffers, reference and runner as ``test_coop_matrix``
-(``cts.families.coop_run.run_coop``); ids start with the form:
+(``cts.runs.coop.run_coop``); ids start with the form:
 ``cl-spirv-...`` (SPIR-V Kernel module, cl_khr_cooperative_matrix) or
 ``cl-c-...`` (OpenCL C coop_mat proposal), e.g.
 ``test_coop_opencl[cl-spirv-muladd-m8n8k32-i8_u8_i32_i32-nosat-sg-row-exact]``.
@@ -12,9 +12,9 @@ naming it; ``--assume-extension`` runs them in a child process each.
 
 import pytest
 
-from cts.coop_plugin import coop_state
 from cts.families.coop_ocl import FORMS, ocl_coop_cases
-from cts.families.coop_run import run_coop
+from cts.plugin.coop import coop_state
+from cts.runs.coop import run_coop
 
 
 def coop_opencl_cases(tiers: tuple[str, ...]):

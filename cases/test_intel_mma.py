@@ -9,7 +9,7 @@ crossed with the data tiers; ids carry every axis, e.g.
 import pytest
 
 from cts.families.intel import intel_mma_cases, intel_split_cases, tf32_convert_cases
-from cts.families.intel_run import run_intel_mma, run_tf32_convert
+from cts.runs.intel import run_intel_mma, run_tf32_convert
 
 
 @pytest.mark.cts_cases.with_args(intel_mma_cases)

@@ -14,9 +14,10 @@ device reports a matching property, and skips with the reason elsewhere.
 
 import pytest
 
-from cts.families.joint import joint_cases
-from cts.families.joint_coop import coop_cases, run_joint_coop
-from cts.families.joint_run import run_joint
+from cts.families.joint import joint_cases, joint_coop_cases
+from cts.plugin.coop import coop_state
+from cts.runs.joint import run_joint
+from cts.runs.joint_coop import coop_joint_device
 
 
 @pytest.mark.cts_cases.with_args(joint_cases)
@@ -25,7 +26,12 @@ def test_joint_matrix(case, cts):
     cts.check(case, run_joint)
 
 
-@pytest.mark.cts_cases.with_args(coop_cases)
+def _session_coop():
+    entries, sg, _apis, _source = coop_state()
+    return entries, sg
+
+
+@pytest.mark.cts_cases.with_args(joint_coop_cases)
 def test_joint_matrix_coop(case, cts):
     """joint_matrix_mad realized as a cooperative-matrix MulAdd on a device."""
-    run_joint_coop(case, cts)
+    cts.check(case, run_joint, via=lambda backend: coop_joint_device(case, backend, _session_coop))

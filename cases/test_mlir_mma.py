@@ -9,7 +9,7 @@ Ids name the op and its axes, e.g. ``test_mlir_mma[compute-f16_f16_f32-aT-bN-pad
 import pytest
 
 from cts.families.mlir import mlir_cases
-from cts.families.mlir_run import run_mlir
+from cts.runs.mlir import run_mlir
 
 
 @pytest.mark.cts_cases.with_args(mlir_cases)

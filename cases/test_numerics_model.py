@@ -3,7 +3,7 @@
 No spec fixes the precision or order of a float subgroup MMA (spec-digest
 7.1), so a device is judged against its *own* inferred fingerprint: the
 backend's float multiply-accumulate is characterized by the experiments of
-``cts.numerics`` (products, subnormals, block size and order, rounding,
+``cts.numerics.probes`` (products, subnormals, block size and order, rounding,
 alignment window, ...), and random tiles must then be reproduced bit for bit
 by the inferred model (rule M; the sign of a zero result is not compared).
 A failure means the device computes in a way no single fingerprint explains
@@ -13,7 +13,7 @@ family misses a feature; the message shows the elements and the model.
 
 import pytest
 
-from cts.numerics_plugin import numerics_cases, run_numerics_model
+from cts.plugin.numerics import numerics_cases, run_numerics_model
 
 
 @pytest.mark.cts_cases.with_args(numerics_cases)

@@ -14,13 +14,13 @@
 import pytest
 
 from cts.families.spirv_intel import required_rows
-from cts.families.spirv_run import (
+from cts.plugin.spirv import spirv_cases
+from cts.runs.spirv import (
     crosscheck_cases,
     run_builtin_crosscheck,
     run_capability_rejection,
     run_spirv_intel_mma,
 )
-from cts.spirv_plugin import spirv_cases
 
 
 @pytest.mark.cts_cases.with_args(spirv_cases)

@@ -13,7 +13,7 @@ launch (spec-digest 6.4, 6.5, 8).
 import pytest
 
 from cts.families.rotate import rotate_cases
-from cts.families.rotate_run import run_rotate
+from cts.runs.rotate import run_rotate
 
 
 @pytest.mark.cts_cases.with_args(rotate_cases)

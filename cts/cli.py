@@ -8,11 +8,11 @@ import sys
 
 COMMANDS = {
     "faults": ("cts.cli:faults_main", "list the emulator's named faults"),
-    "devices": ("cts.devices:devices_main", "list OpenCL platforms/devices and what they support"),
-    "report": ("cts.report:main", "merge journals into report.md / report.html / results.csv"),
-    "repro": ("cts.repro:main", "write a standalone repro bundle for one case"),
+    "devices": ("cts.backends.devices:devices_main", "list OpenCL platforms/devices and what they support"),
+    "report": ("cts.report.markdown:main", "merge journals into report.md / report.html / results.csv"),
+    "repro": ("cts.report.repro:main", "write a standalone repro bundle for one case"),
     "numerics": (
-        "cts.numerics_cli:main",
+        "cts.numerics.cli:main",
         "numerics fingerprint of a device: how it rounds, fuses and aligns",
     ),
 }
@@ -22,7 +22,7 @@ def faults_main(argv: list[str]) -> int:
     """``python -m cts faults [--family PREFIX]``: the emulator's named faults."""
     import argparse
 
-    from .backends.emulator import all_faults
+    from cts.backends.emulator import all_faults
 
     ap = argparse.ArgumentParser(prog="python -m cts faults", description="list the emulator's named faults")
     ap.add_argument("--family", default="", help="only faults whose name starts with this prefix")

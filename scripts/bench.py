@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 def bench_emulator_inprocess() -> tuple[int, float]:
     from cts.backends.emulator import EmulatorBackend
     from cts.families.intel import intel_mma_cases, intel_split_cases, tf32_convert_cases
-    from cts.families.intel_run import run_intel_mma, run_tf32_convert
+    from cts.runs.intel import run_intel_mma, run_tf32_convert
     from reference.data import TIERS
 
     be = EmulatorBackend()

@@ -16,8 +16,8 @@ import pytest
 
 from cts.backends.emulator import EmulatorBackend
 from cts.families.coop import coop_cases, load_profile
-from cts.families.coop_run import run_coop
 from cts.kernels.coopmat_glsl import disassemble, kernel_buffers, spirv_module
+from cts.runs.coop import run_coop
 from reference.data import TIERS
 
 ROOT = Path(__file__).resolve().parents[1]

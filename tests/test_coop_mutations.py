@@ -13,7 +13,7 @@ from tabulate import tabulate
 from cts.backends.emu_coop import COOP_FAULTS
 from cts.backends.emulator import EmulatorBackend
 from cts.families.coop import coop_cases, load_profile, profile_names
-from cts.families.coop_run import run_coop
+from cts.runs.coop import run_coop
 from reference.data import TIERS
 
 SEED = 1

@@ -11,6 +11,7 @@ import pytest
 from cts.backends.base import BackendError, Unsupported
 from cts.backends.vulkan import VulkanBackend
 from cts.families.coop import CoopCase, CoopEntry, MatType, coop_cases, load_profile
+from cts.runs.coop import device_muladd
 
 H100 = load_profile("h100")
 
@@ -60,11 +61,11 @@ def test_subgroup_size_bf16_feature_and_form():
     assert "Vulkan form only" in b.unsupported(CoopCase("load", api="clspv", mat=MatType("A", 16, 16, "f16")))
 
 
-def test_run_coop_muladd_refuses_an_unreported_entry():
+def test_device_muladd_refuses_an_unreported_entry():
     b = _device([x for x in H100.entries if x.A != "bf16"])
     bf = CoopEntry(16, 16, 16, "bf16", "bf16", "f32", "f32")
     with pytest.raises(Unsupported, match="no VkCooperativeMatrixPropertiesKHR entry"):
-        b.run_coop_muladd(bf, np.zeros((16, 16)), np.zeros((16, 16)), np.zeros((16, 16)))
+        device_muladd(b, bf, np.zeros((16, 16)), np.zeros((16, 16)), np.zeros((16, 16)))
 
 
 def test_device_selection():

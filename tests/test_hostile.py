@@ -12,7 +12,7 @@ import pytest
 from cts.backends.base import CaseError
 from cts.backends.emulator import EmulatorBackend
 from cts.families.intel import intel_mma_cases
-from cts.families.intel_run import run_intel_mma
+from cts.runs.intel import run_intel_mma
 from tests.test_sweep import CASES, results, run_cts
 
 PICK = "sg8 and i8_i8 and exact"  # 4 intel_mma cases (M1, M2, M4, M8) + 3 split cases
@@ -46,7 +46,7 @@ def test_crash_without_xdist_keeps_earlier_rows_and_resume_continues(tmp_path):
     common = [CASES, "-q", "-p", "no:randomly", "-k", PICK, "--report-dir", str(tmp_path)]
     p = run_cts(*common, "--emulator-fault", "hostile_segv_M2", env=ARMED)
     assert p.returncode < 0 or p.returncode > 128 or p.returncode == 1  # killed by SIGSEGV
-    from cts.journal import read_journals
+    from cts.report.journal import read_journals
 
     rows = {r["nodeid"]: r["outcome"] for r in read_journals([tmp_path / "journal"])}
     m1 = M2.replace("M2", "M1")
@@ -67,7 +67,7 @@ def test_a_sweep_interrupted_by_the_user_resumes_with_the_case_it_was_in(tmp_pat
     import sys
     import time
 
-    from cts.journal import read_journals
+    from cts.report.journal import read_journals
     from tests.test_sweep import ROOT
 
     common = [
@@ -157,7 +157,7 @@ def test_unarmed_hostile_faults_fail_the_case_instead(monkeypatch, fault):
 
 def test_a_driver_crashing_on_many_cases_does_not_stop_the_sweep(tmp_path):
     """6 crashes on one worker: more than pytest-xdist's default restart limit
-    (4 x workers; the 5th crash would end the sweep), which cts.sweep raises,
+    (4 x workers; the 5th crash would end the sweep), which cts.plugin.sweep raises,
     so every case still gets a row."""
     p = run_cts(
         CASES, "-q", "-n", "1", "-k", "i8_i8 and M2 and not onehot", "--emulator-fault", "hostile_segv_M2",
@@ -174,7 +174,7 @@ def test_a_journal_cut_mid_line_is_repaired_before_appending(tmp_path):
     containers) must not glue its first row onto it."""
     import warnings
 
-    from cts.journal import Journal, read_journals
+    from cts.report.journal import Journal, read_journals
 
     f = tmp_path / "main-1.jsonl"
     f.write_text(json.dumps({"nodeid": "a", "outcome": "passed", "time": 1}) + "\n" + '{"nodeid": "b", "outc')

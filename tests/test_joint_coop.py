@@ -1,4 +1,4 @@
-"""The device path of joint_matrix (cts/families/joint_coop.py): matching a
+"""The device path of joint_matrix (cts/runs/joint_coop.py): matching a
 joint_matrix mad combination to a reported cooperative-matrix property, and
 the host-side SYCL layouts around a device MulAdd.
 
@@ -12,9 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from cts.families.joint import COMBOS, JointCase
-from cts.families.joint_coop import CoopJointDevice, coop_cases, matching_entry
-from cts.families.joint_run import run_joint
+from cts.families.joint import COMBOS, JointCase, matching_entry
+from cts.families.joint import joint_coop_cases as coop_cases
+from cts.runs.joint import run_joint
+from cts.runs.joint_coop import CoopJointDevice
 from reference.data import TIERS
 
 

@@ -17,7 +17,7 @@ from tabulate import tabulate
 from cts.backends.emu_joint import JOINT_FAULTS
 from cts.backends.emulator import EmulatorBackend
 from cts.families.joint import joint_cases
-from cts.families.joint_run import run_joint
+from cts.runs.joint import run_joint
 from reference.data import TIERS
 
 SEED = 1

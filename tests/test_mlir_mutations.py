@@ -11,7 +11,7 @@ from cts.backends.base import CaseError
 from cts.backends.emu_mlir import MLIR_FAULTS
 from cts.backends.emulator import EmulatorBackend
 from cts.families.mlir import mlir_cases
-from cts.families.mlir_run import run_mlir
+from cts.runs.mlir import run_mlir
 
 SEED = 1
 

@@ -13,7 +13,7 @@ from tabulate import tabulate
 
 from cts.backends.emulator import FAULTS, EmulatorBackend
 from cts.families.intel import intel_mma_cases, intel_split_cases, tf32_convert_cases
-from cts.families.intel_run import run_intel_mma, run_tf32_convert
+from cts.runs.intel import run_intel_mma, run_tf32_convert
 from reference.data import TIERS
 from reference.tolerance import PROFILES
 

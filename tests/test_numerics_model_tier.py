@@ -17,8 +17,7 @@ import pytest
 from cts.backends.base import Backend, Unsupported
 from cts.backends.emulator import EmulatorBackend
 from cts.families.coop import load_profile
-from cts.families.coop_run import coop_muladd
-from cts.numerics_plugin import NumericsCase, run_numerics_model
+from cts.plugin.numerics import NumericsCase, run_numerics_model
 from reference.devmodel import MODELS, DevModel, model_mma
 from reference.dtypes import etype
 
@@ -45,10 +44,11 @@ def test_model_tier_catches_inconsistent_device(fault):
 
 
 class _CoopOnly(Backend):
-    """A Vulkan-like backend: MulAdd on values only (``run_coop_muladd``, as
-    cts.backends.vulkan offers it), computed by the emulator's
-    cooperative-matrix device through the family's buffers (coop_run.coop_muladd)
-    under a device model; it reports the h100 profile's entries."""
+    """A Vulkan-like backend: it reports the h100 profile's entries
+    (``coop_entries``) and runs cooperative-matrix buffers
+    (``run_coop_matrix``) on the emulator's cooperative-matrix device under
+    a device model; it has no ``run_float_mma``, so the tier goes through
+    ``cts.runs.coop.device_muladd`` as on cts.backends.vulkan."""
 
     name = "coop-only"
 
@@ -58,15 +58,21 @@ class _CoopOnly(Backend):
         self.emu.set_model(model)
         self.entries = list(load_profile("h100").entries)
 
-    def run_coop_muladd(self, entry, A, B, C):
-        if entry not in self.entries:
-            raise Unsupported(f"no VkCooperativeMatrixPropertiesKHR entry {entry.tag}")
-        return coop_muladd(self.emu, entry, A, B, C)
+    def coop_entries(self):
+        return self.entries, 32
+
+    def unsupported(self, case):
+        if case.entry not in self.entries:
+            return f"no VkCooperativeMatrixPropertiesKHR entry {case.entry.tag}"
+        return None
+
+    def run_coop_matrix(self, case, bufs):
+        return self.emu.run_coop_matrix(case, bufs)
 
 
 @pytest.mark.parametrize("model", ["trunc_b8_e3", "inputs_b16_e2"])
-def test_model_tier_runs_through_run_coop_muladd(model):
-    """The tier on a Vulkan backend goes through run_coop_muladd (it used to
+def test_model_tier_runs_through_device_muladd(model):
+    """The tier on a Vulkan backend goes through device_muladd (it used to
     skip every case there: it only knew run_float_mma), and a device
     computing as ``model`` is reproduced bit for bit by its inferred model."""
     dev = _CoopOnly(model)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from cts.backends.emu_numerics import NUMERICS_TARGETS, NumericsEmulation
-from cts.numerics import Target
-from cts.numerics_model import fingerprint
+from cts.numerics.model import fingerprint
+from cts.numerics.probes import Target
 from reference.devmodel import MODELS, DevModel, model_mma
 
 PARAMS = (

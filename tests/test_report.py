@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from cts.html import html_report, matrix_axes
-from cts.journal import Journal, read_journals
-from cts.report import markdown_report, write_reports
-from cts.repro import find_case, write_bundle
+from cts.report.html import html_report, matrix_axes
+from cts.report.journal import Journal, read_journals
+from cts.report.markdown import markdown_report, write_reports
+from cts.report.repro import find_case, write_bundle
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -177,7 +177,7 @@ def test_html_report_has_matrix_plot_failures_and_environment():
 def test_a_family_with_many_axes_gets_a_matrix_a_person_can_read():
     """coop_matrix-like: 15 ops x 7 types x 3 uses x 3 apis x 2 layouts x 5
     tiers; columns are the type, rows at most MAX_ROWS, the rest folded."""
-    from cts.html import MAX_ROWS
+    from cts.report.html import MAX_ROWS
 
     rows = []
     for i, (op, ty, use, api, lay, tier) in enumerate(
@@ -219,7 +219,7 @@ def test_write_reports_and_results_csv_is_sorted(tmp_path):
 
 
 def test_every_failure_has_a_rerun_command_even_without_a_recorded_one():
-    from cts.journal import rerun_of
+    from cts.report.journal import rerun_of
 
     crash = row("cases/t.py::test_x[b c]", "crash", backend="opencl", device="Intel CPU", seed=3)
     assert (
@@ -240,7 +240,7 @@ def test_html_opens_in_headless_chromium_without_errors_or_network(tmp_path):
     console message and no network request, and shows the matrices and the
     error plot; the same check catches a page with a script error and an
     external resource.  Skipped where no Chromium is installed."""
-    from cts.html import find_chromium, open_in_chromium
+    from cts.report.html import find_chromium, open_in_chromium
 
     if not find_chromium():
         pytest.skip("no Chromium here (Debian package chromium, or set CTS_CHROMIUM)")

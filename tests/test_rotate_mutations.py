@@ -15,7 +15,7 @@ from cts.backends.base import CaseError
 from cts.backends.emu_rotate import ROTATE_FAULTS
 from cts.backends.emulator import EmulatorBackend
 from cts.families.rotate import rotate_cases
-from cts.families.rotate_run import run_rotate
+from cts.runs.rotate import run_rotate
 
 SEED = 1
 

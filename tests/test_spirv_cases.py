@@ -20,7 +20,7 @@ from cts.families.spirv_intel import (
     well_defined,
 )
 from cts.kernels.spirv_intel import control_module_text, module_text
-from cts.spirv_tools import SpirvToolError, assemble, assemble_many
+from cts.kernels.spirv_tools import SpirvToolError, assemble, assemble_many
 from reference.data import TIERS
 
 # spec-digest 3.5: (N, K, a, b, c, result) -> operand literal

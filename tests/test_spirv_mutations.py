@@ -13,7 +13,7 @@ from tabulate import tabulate
 from cts.backends.emu_spirv import SPIRV_FAULTS, SpirvEmulation
 from cts.backends.emulator import EmulatorBackend
 from cts.families.spirv_intel import spirv_intel_cases
-from cts.families.spirv_run import crosscheck_cases, run_builtin_crosscheck, run_spirv_intel_mma
+from cts.runs.spirv import crosscheck_cases, run_builtin_crosscheck, run_spirv_intel_mma
 from reference.data import TIERS
 
 SEED = 1

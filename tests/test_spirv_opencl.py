@@ -13,9 +13,9 @@ from cts.backends import BackendError, make_backend
 from cts.backends.base import DeviceInfo
 from cts.backends.opencl_spirv import MIN_VERSION, SpirvOpenCL, make_version
 from cts.families.spirv_intel import SpirvMmaCase, spirv_intel_cases
-from cts.families.spirv_run import case_registers, crosscheck_cases, run_capability_rejection
 from cts.kernels.spirv_intel import control_module_text
-from cts.spirv_tools import assemble
+from cts.kernels.spirv_tools import assemble
+from cts.runs.spirv import case_registers, crosscheck_cases, run_capability_rejection
 
 
 # ------------------------------------------------------------ detection

@@ -108,6 +108,8 @@ EMULATOR_MAY_IMPORT = {
     # diagnostics only: (invocation, index) of an element, from the
     # emulator's own mapping; the verdict does not depend on it
     ("cts.families.coop", "owner_from_mapping"),
+    # the list of float MMA targets the emulator offers (a table of shapes, no expectation)
+    ("cts.families.float_mma", "FLOAT_MMA_TARGETS"),
 }
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cts.shard import parse_shard, shard_of
+from cts.plugin.shard import parse_shard, shard_of
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = "cases/test_intel_mma.py"

@@ -14,7 +14,7 @@ import pytest
 
 from cts.backends.emulator import EmulatorBackend
 from cts.families.intel import intel_mma_cases
-from cts.families.intel_run import run_intel_mma
+from cts.runs.intel import run_intel_mma
 from reference import dtypes
 from reference.tolerance import PROFILES, gamma, mma_float_bound
 

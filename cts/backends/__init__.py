@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from .base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
+from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
 
 __all__ = ["BACKENDS", "make_backend", "Backend", "BackendError", "CaseError", "DeviceInfo", "Unsupported"]
 

@@ -7,22 +7,9 @@ from typing import Any
 
 import numpy as np
 
+from cts.errors import BackendError, CaseError, Unsupported
+
 __all__ = ["Backend", "DeviceInfo", "BackendError", "CaseError", "Unsupported"]
-
-
-class BackendError(Exception):
-    """A usage or set-up problem that ends the session with a one-line error
-    (unknown device, missing runtime requested explicitly, ...)."""
-
-
-class CaseError(Exception):
-    """A per-case failure that is not a wrong result (build failure with its
-    log, launch error).  Fails that case only."""
-
-
-class Unsupported(Exception):
-    """Raised by a backend when it cannot run a case; the message is the
-    skip reason."""
 
 
 @dataclass

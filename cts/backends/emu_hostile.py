@@ -19,7 +19,7 @@ import os
 import signal
 import time
 
-from .base import CaseError
+from cts.backends.base import CaseError
 
 __all__ = ["HostileEmulation", "FAULTS"]
 

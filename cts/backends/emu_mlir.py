@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import CaseError
+from cts.backends.base import CaseError
 
 
 def _mlir_in_bounds(addr: np.ndarray, buf: np.ndarray, op: str) -> None:

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from cts.families.float_mma import FLOAT_MMA_TARGETS
 from reference.devmodel import MODELS, DevModel, model_mma
-
-from ..numerics import FLOAT_MMA_TARGETS
 
 __all__ = ["NumericsEmulation", "NUMERICS_TARGETS", "emulator_models"]
 
@@ -51,7 +50,7 @@ class NumericsEmulation:
 
     def run_float_mma(self, a_type, c_type, M, N, K, A, B, C) -> np.ndarray:
         if (a_type, c_type, M, N, K) not in NUMERICS_TARGETS:
-            from .base import Unsupported
+            from cts.backends.base import Unsupported
 
             raise Unsupported(f"emulator has no float MMA {a_type}*{a_type}+{c_type} {M}x{N}x{K}")
         m = self.model or MODELS["exact_rne"]

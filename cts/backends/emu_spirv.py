@@ -25,7 +25,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from .base import CaseError, Unsupported
+from cts.backends.base import CaseError, Unsupported
 
 __all__ = ["SpirvEmulation", "SPIRV_FAULTS", "parse_mma_instruction"]
 
@@ -121,8 +121,8 @@ class SpirvEmulation:
     FAULTS = SPIRV_FAULTS
 
     def _spirv_module(self, case) -> bytes:
-        from ..kernels.spirv_intel import module_text
-        from ..spirv_tools import SpirvToolError, assemble
+        from cts.kernels.spirv_intel import module_text
+        from cts.kernels.spirv_tools import SpirvToolError, assemble
 
         try:
             return assemble(module_text(case))

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from .base import Backend, DeviceInfo
+from cts.backends.base import Backend, DeviceInfo
 
 __all__ = ["EmulatorBackend", "FAULTS", "all_faults"]
 
@@ -232,13 +232,13 @@ class IntelEmulation:
 # Mixins of the other families register here (one import and one base each).
 # NumericsEmulation comes first: it wraps _mad of the families below it; HostileEmulation
 # wraps run_intel_mma (crash/hang doubles).
-from .emu_coop import CoopEmulation  # noqa: E402  (cooperative matrix)
-from .emu_hostile import HostileEmulation  # noqa: E402
-from .emu_joint import JointEmulation  # noqa: E402  (SYCL joint_matrix)
-from .emu_mlir import MlirEmulation  # noqa: E402
-from .emu_numerics import NumericsEmulation  # noqa: E402  (float MMA through a device model)
-from .emu_rotate import RotateEmulation  # noqa: E402
-from .emu_spirv import SpirvEmulation  # noqa: E402
+from cts.backends.emu_coop import CoopEmulation  # noqa: E402  (cooperative matrix)
+from cts.backends.emu_hostile import HostileEmulation  # noqa: E402
+from cts.backends.emu_joint import JointEmulation  # noqa: E402  (SYCL joint_matrix)
+from cts.backends.emu_mlir import MlirEmulation  # noqa: E402
+from cts.backends.emu_numerics import NumericsEmulation  # noqa: E402  (float MMA through a device model)
+from cts.backends.emu_rotate import RotateEmulation  # noqa: E402
+from cts.backends.emu_spirv import SpirvEmulation  # noqa: E402
 
 _MIXINS: tuple[type, ...] = (
     NumericsEmulation,
@@ -273,7 +273,7 @@ class EmulatorBackend(*_MIXINS, Backend):
 
     @classmethod
     def from_options(cls, emulator_faults=(), device=None, **other):
-        from .base import BackendError
+        from cts.backends.base import BackendError
 
         if device not in (None, "", "0", "emulator"):
             raise BackendError(f"backend 'emulator' has one device ('emulator'), not {device!r}")

@@ -41,15 +41,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernels import KernelSource
-from ..kernels.opencl_c import (
+from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo
+from cts.backends.float_mma import intel_mma_fn
+from cts.families.float_mma import INTEL_FLOAT_ROWS
+from cts.kernels import KernelSource
+from cts.kernels.opencl_c import (
     Prelude,
     intel_mma_kernel,
     intel_split_kernel,
     load_prelude,
     tf32_convert_kernel,
 )
-from .base import Backend, BackendError, CaseError, DeviceInfo
 
 
 class IntelOpenCL:
@@ -92,16 +94,14 @@ class IntelOpenCL:
 
     # --- float MMA of the numerics model tier (family float_mma, issue 8) ---
     # The float Intel built-ins (spec-digest 1.3, N = 16, K = 16, M = 8) as an
-    # abstract mma(A, B, C) -> D: cts.numerics_intel packs the logical tiles
+    # abstract mma(A, B, C) -> D: cts.backends.float_mma packs the logical tiles
     # into the spec's register images and runs them through run_intel_mma.
     def _float_case(self, a: str, c: str, M: int):
-        from ..families.intel import IntelMmaCase
+        from cts.families.intel import IntelMmaCase
 
         return IntelMmaCase("intel_mma", 16, a, a, 16, M, c, "random")
 
     def numerics_targets(self) -> tuple:
-        from ..numerics_intel import INTEL_FLOAT_ROWS
-
         return tuple((a, c, 8, 16, 16) for a, c in INTEL_FLOAT_ROWS)
 
     def unsupported_float_mma(self, case) -> str | None:
@@ -113,8 +113,6 @@ class IntelOpenCL:
         return self._intel_missing(self._float_case(case.a, case.c, case.M))
 
     def run_float_mma(self, a_type, c_type, M, N, K, A, B, C) -> np.ndarray:
-        from ..numerics_intel import intel_mma_fn
-
         return intel_mma_fn(self, self._float_case(a_type, c_type, M))(A, B, C)
 
     # --- kernels ----------------------------------------------------------
@@ -175,11 +173,11 @@ class IntelOpenCL:
 __all__ = ["OpenCLBackend", "BuildStats", "default_cache_dir", "_OPENCL_MIXINS"]
 
 # Family mixins, one line each (their modules: cts/backends/opencl_<family>.py).
-from .opencl_rotate import RotateOpenCL  # noqa: E402
-from .opencl_spirv import SpirvOpenCL  # noqa: E402
+from cts.backends.opencl_rotate import RotateOpenCL  # noqa: E402
+from cts.backends.opencl_spirv import SpirvOpenCL  # noqa: E402
 
 _OPENCL_MIXINS: tuple[type, ...] = (IntelOpenCL, SpirvOpenCL, RotateOpenCL)
-from .opencl_coop import CoopOpenCL  # noqa: E402
+from cts.backends.opencl_coop import CoopOpenCL  # noqa: E402
 
 _OPENCL_MIXINS += (CoopOpenCL,)  # cooperative matrix, OpenCL forms (issue 6 item 6)
 
@@ -217,7 +215,7 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
         assume_extensions: tuple[str, ...] = (),
         cache_dir: str | Path | None = None,
     ):
-        from ..devices import select_device
+        from cts.backends.devices import select_device
 
         self.prelude: Prelude | None = load_prelude(prelude)  # BackendError if unreadable
         self.selected = select_device(device)  # registers the Intel ICD first
@@ -265,7 +263,7 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
 
     def describe(self) -> DeviceInfo:
         if self._info is None:
-            from ..devices import device_report
+            from cts.backends.devices import device_report
 
             r = device_report(self.selected)
             extra = {

@@ -37,8 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..kernels import KernelSource
-from .base import CaseError, Unsupported
+from cts.backends.base import CaseError, Unsupported
+from cts.kernels import KernelSource
 
 __all__ = ["CoopOpenCL", "CL_EXTENSION", "CLC_FEATURE", "parse_variants", "CHILD_TIMEOUT_S"]
 
@@ -99,7 +99,7 @@ class _Variant(ctypes.Structure):
 
 def parse_variants(raw: bytes) -> list:
     """Variant records -> CoopEntry list (unknown component types dropped)."""
-    from ..families.coop import CoopEntry
+    from cts.families.coop import CoopEntry
 
     size = ctypes.sizeof(_Variant)
     out = []
@@ -139,7 +139,7 @@ class CoopOpenCL:
         return got
 
     def _query_variants(self, sg: int | None) -> list | None:
-        from . import clquery
+        from cts.backends import clquery
 
         lib = clquery._lib()
         lib.clGetExtensionFunctionAddressForPlatform.restype = ctypes.c_void_p
@@ -172,7 +172,7 @@ class CoopOpenCL:
         return parse_variants(buf.raw[: n.value])
 
     def coop_entries(self):
-        """(entries, subgroup size) from the device for ``coop_plugin``, or
+        """(entries, subgroup size) from the device for ``cts.plugin.coop``, or
         None (then ``--coop-profile`` / the default profile is used)."""
         for sg in self.describe().subgroup_sizes:
             got = self.coop_variants(sg)
@@ -202,7 +202,7 @@ class CoopOpenCL:
         return self._clc_defined()
 
     def unsupported_coop_matrix(self, case) -> str | None:
-        from . import clquery
+        from cts.backends import clquery
 
         dev = self.describe()
         name = self.device.name.strip()
@@ -235,7 +235,7 @@ class CoopOpenCL:
         return None
 
     def _variant_missing(self, case) -> str | None:
-        from ..families.coop import matrix_types
+        from cts.families.coop import matrix_types
 
         variants = self.coop_variants(case.sg if self.describe().subgroup_sizes else None)
         if variants is None:  # not advertised (assumed) or no entry point: nothing to match
@@ -258,10 +258,10 @@ class CoopOpenCL:
     # --- kernels -------------------------------------------------------------
     def kernel_source_coop_matrix(self, case, subgroups: int, rows: dict | None = None) -> KernelSource:
         """The module (clspv, validated by spirv-val) or OpenCL C text (clc)."""
-        from ..families.coop import GEMM_TILES
-        from ..families.coop_ocl import buffer_rows
-        from ..kernels import coopmat_cl_c, coopmat_cl_spv
-        from ..spirv_tools import SpirvToolError, assemble
+        from cts.families.coop import GEMM_TILES
+        from cts.families.coop_ocl import buffer_rows
+        from cts.kernels import coopmat_cl_c, coopmat_cl_spv
+        from cts.kernels.spirv_tools import SpirvToolError, assemble
 
         rows = rows or buffer_rows(case)
         groups = subgroups
@@ -293,7 +293,7 @@ class CoopOpenCL:
         reason = self.unsupported_coop_matrix(case)
         if reason:
             raise Unsupported(reason)
-        from ..families.coop import GEMM_TILES
+        from cts.families.coop import GEMM_TILES
 
         S = next(iter(bufs.values())).shape[0]  # subgroups (gemm: problems)
         if case.op == "gemm":
@@ -370,7 +370,7 @@ def _child(jobdir: str) -> int:
     """Child side of ``_run_child``: select the device, build, launch, save."""
     d = Path(jobdir)
     meta = json.loads((d / "job.json").read_text())
-    from ..devices import select_device
+    from cts.backends.devices import select_device
 
     dev = select_device(meta["device"])
     import pyopencl as cl

@@ -14,10 +14,11 @@ import os
 
 import numpy as np
 
-from ..kernels import KernelSource
-from ..kernels.rotate_cl import HOST_DTYPE, mlir_rotate_kernel, rotate_cl_entry, rotate_cl_program
-from ..kernels.rotate_spv import SpvError, assemble_spv13, rotate_spv_entry, rotate_spv_module
-from .base import CaseError
+from cts.backends.base import CaseError
+from cts.families.rotate import launch_shape
+from cts.kernels import KernelSource
+from cts.kernels.rotate_cl import HOST_DTYPE, mlir_rotate_kernel, rotate_cl_entry, rotate_cl_program
+from cts.kernels.rotate_spv import SpvError, assemble_spv13, rotate_spv_entry, rotate_spv_module
 
 __all__ = ["RotateOpenCL", "REQUIRE_VECTORS_ENV"]
 
@@ -40,8 +41,6 @@ _SPV_TYPE_CAPS = {
 
 
 def _launch(case) -> tuple[int, int]:
-    from ..families.rotate_run import launch_shape
-
     G, L, _ = launch_shape(case)
     return G, L
 
@@ -153,7 +152,7 @@ class RotateOpenCL:
         """Only the rotate-based MLIR ops have a realization on OpenCL: the
         others need a cooperative-matrix lowering (SPIR-V
         CooperativeMatrixKHR), which is checked and named."""
-        from ..families.mlir import ROTATE_OPS
+        from cts.families.mlir import ROTATE_OPS
 
         info = self.describe()
         if case.op not in ROTATE_OPS:

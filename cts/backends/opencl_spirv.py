@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels import KernelSource
-from .base import CaseError, Unsupported
+from cts.backends.base import CaseError, Unsupported
+from cts.kernels import KernelSource
 
 __all__ = ["SpirvOpenCL", "MIN_VERSION", "make_version"]
 
@@ -59,7 +59,7 @@ class SpirvOpenCL:
         cached = getattr(self, "_spv_mma_reason", False)
         if cached is not False:
             return cached
-        from . import clquery
+        from cts.backends import clquery
 
         reason = None
         dev_name = self.describe().name
@@ -126,8 +126,8 @@ class SpirvOpenCL:
     # --- kernel -------------------------------------------------------------
     def kernel_source_spirv_intel_mma(self, case, subgroups: int) -> KernelSource:
         """The validated module, one subgroup per work-group."""
-        from ..kernels.spirv_intel import ENTRY_POINT, module_text
-        from ..spirv_tools import SpirvToolError, assemble
+        from cts.kernels.spirv_intel import ENTRY_POINT, module_text
+        from cts.kernels.spirv_tools import SpirvToolError, assemble
 
         try:
             il = assemble(module_text(case))

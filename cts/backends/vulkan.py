@@ -17,16 +17,16 @@
 
 Skips (never errors) when the loader, a device, the extension, or the
 property entry a case needs is missing; a bad ``--device`` is a one-line
-usage error.  ``VulkanBackend.run_coop_muladd(entry, A, B, C) -> D`` is the
-public entry point for experiments (issue 8).
+usage error.  ``cts.runs.coop.device_muladd(backend, entry, A, B, C) -> D``
+is the public entry point for experiments (issue 8).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..families.coop import COOP_EXTENSION, SCOPES, VK_COMPONENT, CoopEntry
-from .base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
+from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
+from cts.families.coop import COOP_EXTENSION, SCOPES, VK_COMPONENT, CoopEntry
 
 __all__ = ["VulkanBackend"]
 
@@ -269,7 +269,7 @@ class VulkanBackend(Backend):
                 return f"no VkCooperativeMatrixPropertiesKHR entry {case.entry.tag}"
             types = {case.entry.A, case.entry.B, case.entry.C, case.entry.R}
         else:
-            from ..families.coop import matrix_types
+            from cts.families.coop import matrix_types
 
             allowed = matrix_types(self.entries)
             wanted = [case.mat] + (
@@ -353,7 +353,7 @@ class VulkanBackend(Backend):
 
     def run_coop_matrix(self, case, bufs: dict) -> dict:
         """Run the case's module over the buffer contract of cts.families.coop."""
-        from ..kernels.coopmat_glsl import GenerationError, kernel_buffers, spirv_module
+        from cts.kernels.coopmat_glsl import GenerationError, kernel_buffers, spirv_module
 
         if getattr(self, "dead", None):
             raise CaseError(f"Vulkan device unusable: {self.dead}")
@@ -366,7 +366,7 @@ class VulkanBackend(Backend):
         rows = next(iter(arrays.values())).shape[0]
         groups = rows
         if case.op == "gemm":
-            from ..families.coop import GEMM_TILES
+            from cts.families.coop import GEMM_TILES
 
             groups = rows * GEMM_TILES[0] * GEMM_TILES[1]
         if groups > MAX_GROUPS:
@@ -472,52 +472,11 @@ class VulkanBackend(Backend):
                     vk.vkDestroyBuffer(self.device, b, None)
                     vk.vkFreeMemory(self.device, m, None)
 
-    def coop_owner(self, mat, sg: int) -> np.ndarray | None:
-        """(rows, cols, 2) (invocation, index) of each element of ``mat`` as
-        the device's length case records it (cached; diagnostics only)."""
-        cache = self.__dict__.setdefault("_owners", {})
-        if mat not in cache:
-            from ..families.coop import CoopCase, owner_from_mapping
-            from ..families.coop_run import decode_mapping, run_coop
-
-            case = CoopCase("length", "vk", mat=mat, sg=sg)
-            cache[mat] = None
-            if self.unsupported(case) is None:
-                res = run_coop(case, self, seed=1, subgroups=1)
-                length = int(res.inputs["len"][0, 0])
-                idx = decode_mapping(np.asarray(res.inputs["map"]).reshape(sg, -1), length)
-                cache[mat] = owner_from_mapping(idx, mat.rows, mat.cols)
-        return cache[mat]
-
-    # ------------------------------------------------- public entry point
-    def run_coop_muladd(self, entry: CoopEntry, A, B, C) -> np.ndarray:
-        """D = MulAdd(A, B, C) on the device for one tile (A (M,K)) or many
-        (A (T,M,K), up to 65535 per dispatch, more are split).  Inputs are
-        values, encoded to the entry's types (floats RNE, ints wrapped);
-        D comes back as values of the Result type.  Raises Unsupported when
-        the device does not report ``entry``."""
-        from ..families.coop import CoopCase
-        from ..families.coop_run import coop_muladd
-
-        case = CoopCase("muladd", "vk", entry=entry, sg=getattr(self, "subgroup_size", 32))
-        reason = self.unsupported(case)
-        if reason:
-            raise Unsupported(reason)
-        A = np.asarray(A)
-        if A.ndim == 2 or A.shape[0] <= MAX_GROUPS:
-            return coop_muladd(self, entry, A, B, C, sg=self.subgroup_size)
-        parts = [
-            coop_muladd(
-                self,
-                entry,
-                A[i : i + MAX_GROUPS],
-                B[i : i + MAX_GROUPS],
-                C[i : i + MAX_GROUPS],
-                sg=self.subgroup_size,
-            )
-            for i in range(0, A.shape[0], MAX_GROUPS)
-        ]
-        return np.concatenate(parts)
+    # The length case's record of which invocation holds which element is
+    # the device's own (cts.runs.coop.device_owner reads it for diagnostics),
+    # and MulAdd on value tiles is cts.runs.coop.device_muladd.
+    records_coop_owner = True
+    max_groups = MAX_GROUPS
 
     def close(self) -> None:
         if not self._ready or self.reason or not hasattr(self, "device"):

@@ -1,7 +1,7 @@
 """Case space of the OpenCL forms of cooperative matrix (issue 6 item 6).
 
 The cases are the cooperative-matrix room's own (``cts.families.coop``:
-same dataclass fields, same buffers, same runner ``coop_run.run_coop``, same
+same dataclass fields, same buffers, same runner ``cts.runs.coop.run_coop``, same
 reference), enumerated for its two OpenCL apis and relabelled so the id
 names the form first:
 
@@ -17,16 +17,15 @@ names the form first:
 
 The entries (M, N, K, A/B/C/Result types, saturating) come from the device's
 ``clGetDeviceCooperativeMatrixInfoKHR`` variants when the OpenCL backend can
-query them, else from ``--coop-profile`` (``coop_plugin.coop_state``).
+query them, else from ``--coop-profile`` (``cts.plugin.coop.coop_state``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from cts.families.coop import CHAIN, GEMM_TILES, CoopCase, CoopEntry, case_stride, coop_cases, region_len
 from reference.coop import image_len
-
-from .coop import CHAIN, GEMM_TILES, CoopCase, CoopEntry, case_stride, coop_cases, region_len
 
 __all__ = ["OclCoopCase", "FORMS", "API_OF_FORM", "ocl_coop_cases", "as_ocl", "buffer_rows"]
 
@@ -83,7 +82,7 @@ def ocl_coop_cases(
 
 def buffer_rows(case: CoopCase) -> dict[str, int]:
     """Elements per row (per subgroup; gemm: per problem) of each buffer the
-    runner ``coop_run.run_coop`` hands to the backend for ``case``."""
+    runner ``cts.runs.coop.run_coop`` hands to the backend for ``case``."""
     if case.entry is not None:
         e = case.entry
         if case.op == "gemm":

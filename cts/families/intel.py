@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from cts.space import space
 from reference.dtypes import etype
-
-from ..space import space
 
 __all__ = [
     "IntelMmaCase",

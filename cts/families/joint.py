@@ -31,7 +31,16 @@ from dataclasses import dataclass
 from reference.dtypes import etype
 from reference.joint import vnni_factor
 
-__all__ = ["JointCase", "COMBOS", "OLD_COMBOS", "joint_cases", "ARCHES", "INTEL_ARCHES"]
+__all__ = [
+    "JointCase",
+    "COMBOS",
+    "OLD_COMBOS",
+    "joint_cases",
+    "ARCHES",
+    "INTEL_ARCHES",
+    "joint_coop_cases",
+    "matching_entry",
+]
 
 INT_SIGNS = (("u8", "u8"), ("u8", "i8"), ("i8", "u8"), ("i8", "i8"))
 M_LE_8 = tuple(range(1, 9))
@@ -324,3 +333,52 @@ def copy_cases(tiers: tuple[str, ...]) -> list[JointCase]:
 def joint_cases(tiers: tuple[str, ...]) -> list[JointCase]:
     """Every joint_matrix case for the given data tiers."""
     return mad_cases(tiers) + single_cases(tiers) + copy_cases(tiers)
+
+
+# ------------------------------------------------ joint_matrix through cooperative matrix
+def joint_coop_cases(tiers: tuple[str, ...]) -> list[JointCase]:
+    """Current-API mad combinations, one case per distinct (types, shape,
+    tier) over all architectures (the first architecture names it).  Only
+    power-of-two M, N, K: the shapes a cooperative-matrix property can be
+    expected to list (spec-digest 4.3); the other M of the "M<=8" rows run
+    on the emulator (test_joint_matrix)."""
+    seen = set()
+    out = []
+    for arch, a, b, c, d, shapes, note in COMBOS:
+        for M, N, K in shapes:
+            if any(x & (x - 1) for x in (M, N, K)):
+                continue
+            for tier in _mad_tiers(d, a, tiers):
+                key = (a, b, c, d, M, N, K, tier)
+                if key in seen:
+                    continue
+                seen.add(key)
+                lay = _canonical(arch, "cur", a)
+                out.append(
+                    JointCase(
+                        arch,
+                        "cur",
+                        "mad",
+                        (a, b, c, d),
+                        M,
+                        N,
+                        K,
+                        "mad",
+                        lay,
+                        "tight",
+                        tier,
+                        note,
+                        family="joint_matrix_coop",
+                    )
+                )
+    return out
+
+
+def matching_entry(entries, case: JointCase):
+    """The reported entry that realizes this mad exactly, or None."""
+    a, b, c, d = case.types
+    for e in entries:
+        if (e.M, e.N, e.K, e.A, e.B, e.C, e.R) == (case.M, case.N, case.K, a, b, c, d):
+            if not e.sat and e.scope == "subgroup":
+                return e
+    return None

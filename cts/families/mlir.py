@@ -5,7 +5,7 @@ Element types are the verifier's list (6.1): si8, ui8, i32, f16, f32, f64.
 Shapes are the WMMA-style ones the upstream lowerings use: (m, n, k) =
 16x16x16 for f16 / si8 / ui8 operands, 16x16x8 for f32, 8x8x4 for f64.
 
-ops (each case runs a small program; see ``mlir_run.py``):
+ops (each case runs a small program; see ``cts/runs/mlir.py``):
 
 * ``load_store``   COp load (leadDimension tight / padded, transpose) and store
                    (transpose) round trip, with a non-zero base index.
@@ -26,9 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cts.space import space
 from reference.mlir import ELEMENTWISE
-
-from ..space import space
 
 __all__ = ["MlirCase", "mlir_cases", "SHAPES", "COMPUTE_TYPES", "MLIR_OPS", "ROTATE_OPS"]
 

@@ -22,9 +22,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..space import space
+from cts.space import space
+from reference.rotate import delta_values
 
 __all__ = [
+    "launch_shape",
     "RotateCase",
     "GENTYPES",
     "SUBGROUP_SIZES",
@@ -175,3 +177,12 @@ def rotate_cases(tiers: tuple[str, ...] = ()) -> list[RotateCase]:
     )
     pts = [*cl, *spv_scalar, *spv_vec]
     return [RotateCase(p.api, p.type, p.width, p.sg, p.cluster) for p in pts]
+
+
+def launch_shape(case) -> tuple[int, int, list[tuple[str, int]]]:
+    """Launch geometry of a case: (work-groups, work-items per group, (class,
+    delta) per group); each work-group holds 2.5 subgroups, so its last one is
+    partial."""
+    deltas = delta_values(case.sg, case.cluster or None)
+    local = 2 * case.sg + case.sg // 2
+    return len(deltas), local, deltas

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cts.space import space
 from reference.dtypes import etype
-
-from ..space import space
 
 __all__ = [
     "SpirvMmaCase",

@@ -25,7 +25,7 @@ Same buffer contract and work split as the SPIR-V form
 
 from __future__ import annotations
 
-from ..families.coop import CHAIN, GEMM_TILES, SCALE
+from cts.families.coop import CHAIN, GEMM_TILES, SCALE
 
 __all__ = ["ENTRY", "kernel_text", "C_TYPES"]
 
@@ -92,8 +92,8 @@ def _head(types: list[str], typedefs: list[str]) -> list[str]:
 
 def kernel_text(case, rows: dict[str, int]) -> str:
     """The OpenCL C kernel of ``case`` (ops of the proposal only)."""
-    from ..families.coop import case_stride
-    from .coopmat_cl_spv import buffer_args
+    from cts.families.coop import case_stride
+    from cts.kernels.coopmat_cl_spv import buffer_args
 
     sg = case.sg
     args = buffer_args(case)

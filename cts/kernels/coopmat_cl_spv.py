@@ -21,14 +21,14 @@ Function variable of the matrix type and OpAccessChain over
 ``OpCooperativeMatrixLengthKHR`` elements (spec-digest 4.1: the matrix is a
 composite with an implementation-dependent per-invocation count).
 
-Every module is assembled and validated by ``cts.spirv_tools.assemble``
+Every module is assembled and validated by ``cts.kernels.spirv_tools.assemble``
 (spirv-as, then ``spirv-val --target-env opencl2.2``; SPIRV-Tools has no
 OpenCL 3.0 environment, the OpenCL 2.2 one is the newest).
 """
 
 from __future__ import annotations
 
-from ..families.coop import CHAIN, GEMM_TILES, SPLAT_CONST
+from cts.families.coop import CHAIN, GEMM_TILES, SPLAT_CONST
 
 __all__ = ["ENTRY", "buffer_args", "module_text", "TYPES"]
 
@@ -319,7 +319,7 @@ def _convert_op(src: str, dst: str) -> str | None:
 
 
 def _matrix(md: _Module, case, rows, w, lid, base, pre: list[str]) -> None:
-    from ..families.coop import case_stride
+    from cts.families.coop import case_stride
 
     m = case.mat
     R, C, t = m.rows, m.cols, m.t

@@ -29,9 +29,8 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from cts.families.coop import CHAIN, GEMM_TILES, SCALE, SPLAT_CONST, CoopCase, case_stride, region_len
 from reference.dtypes import etype
-
-from ..families.coop import CHAIN, GEMM_TILES, SCALE, SPLAT_CONST, CoopCase, case_stride, region_len
 
 __all__ = ["glsl_source", "kernel_buffers", "spirv_module", "tool", "GenerationError", "CACHE_DIR"]
 

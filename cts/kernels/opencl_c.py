@@ -34,7 +34,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import KERNEL_DIR, KernelSource
+from cts.kernels import KERNEL_DIR, KernelSource
 
 __all__ = [
     "BUILTIN_PRELUDE",
@@ -61,7 +61,7 @@ class Prelude:
 def load_prelude(spec: str | None) -> Prelude | None:
     """``None`` -> no prelude; ``"builtin"`` -> the shipped Intel prelude;
     else a file path.  A missing or unreadable file is a one-line BackendError."""
-    from ..backends.base import BackendError
+    from cts.errors import BackendError
 
     if not spec:
         return None
@@ -170,7 +170,7 @@ def intel_mma_kernel(case, subgroups: int, prelude: str = "") -> KernelSource:
 
 def intel_split_kernel(case, subgroups: int, prelude: str = "") -> KernelSource:
     """cl_intel_subgroup_split_matrix_multiply_accumulate: pairs = work-groups
-    of two subgroups of 8 (pairing documented in cts/families/intel_run.py)."""
+    of two subgroups of 8 (pairing documented in cts/runs/intel.py)."""
     N = case.sg
     body, (abuf, cbuf) = _body(case)
     entry = "cts_intel_split_mma"

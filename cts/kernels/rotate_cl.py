@@ -90,7 +90,7 @@ _ELEM_C = {"f16": "half", "f32": "float", "f64": "double", "i32": "int", "si8": 
 
 
 def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tuple[str, ...], set[str]]:
-    """OpenCL C for an MLIR program of the rotate-based ops (``mlir_run.py``
+    """OpenCL C for an MLIR program of the rotate-based ops (``cts/runs/mlir.py``
     documents the program form): one subgroup of ``sg`` work-items per
     work-group, one buffer row per subgroup.  A matrix is a private array per
     work-item (element e = i * sg + lane in row-major order: this lowering's

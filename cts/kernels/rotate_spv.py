@@ -234,7 +234,7 @@ def _body(w: int, clusters: list[int], is_bool: bool, vt: str) -> list[str]:
 # ------------------------------------------------------------ assembling
 def _tool(name: str) -> str:
     try:  # the SPIR-V room's locator, when present
-        from ..spirv_tools import tool_path
+        from cts.kernels.spirv_tools import tool_path
 
         return tool_path(name)
     except Exception:

@@ -30,13 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cts.check import Verdict, compare
+from cts.errors import CaseError
+from cts.families.mlir import OBSERVE_C
 from reference import mlir as ref
 from reference.data import case_rng
 from reference.dtypes import etype
-
-from ..backends.base import CaseError
-from ..check import Verdict, compare
-from .mlir import OBSERVE_C
 
 __all__ = ["run_mlir", "NP", "ETYPE", "MlirResult", "SUBGROUPS"]
 

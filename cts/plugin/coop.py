@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from .families.coop import CoopCase, coop_cases, load_profile, profile_names
+from cts.families.coop import CoopCase, coop_cases, load_profile, profile_names
 
 __all__ = ["coop_matrix_cases", "coop_state"]
 
@@ -78,7 +78,7 @@ def coop_state() -> tuple[list, int, tuple[str, ...], str]:
     config = _STATE.get("config")
     backend = None
     if config is not None:
-        from .plugin import HARNESS
+        from cts.plugin import HARNESS
 
         h = config.stash.get(HARNESS, None)
         backend = h.backend if h is not None else None
@@ -115,12 +115,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     """Property entries the device reports with component types or scopes
     the suite cannot name get no case: the report says so (a coverage gap of
     the suite, not silence)."""
-    from .plugin import HARNESS
+    from cts.plugin import HARNESS
 
     h = config.stash.get(HARNESS, None)
     lost = list(getattr(h.backend, "unexpressed", []) or []) if h is not None else []
     if lost and not hasattr(config, "workerinput"):
-        from .shard import _note
+        from cts.plugin.shard import _note
 
         _note(
             config,

@@ -1,7 +1,7 @@
 """A minimal, self-contained Vulkan cooperative-matrix runner for the numerics
 fingerprint (issue 8): one MulAdd per tile, many tiles per dispatch.
 
-Kept beside ``cts.backends.vulkan`` (``run_coop_muladd``) on purpose: it is
+Kept beside ``cts.backends.vulkan`` (through ``cts.runs.coop.device_muladd``) on purpose: it is
 a second, independently written runner (``--vk-runner own``), so a
 fingerprint can be confirmed by two code paths giving identical result
 hashes (reports/numerics/README.md).

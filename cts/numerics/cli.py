@@ -5,8 +5,8 @@ random tiles (issue 8).  Writes ``fingerprint.json`` and ``fingerprint.md``
 
 Backends: ``emulator`` (the float MMA of the emulator, optionally through a
 device model: ``--emulator-model NAME``) and ``vulkan`` (cooperative matrix
-through ``cts.backends.vulkan`` when it offers ``run_coop_muladd``, else the
-self-contained runner ``cts.numerics_vk``).  ``--save-results`` keeps the
+through ``cts.backends.vulkan`` (``cts.runs.coop.device_muladd``), else the
+self-contained runner ``cts.numerics.vk``).  ``--save-results`` keeps the
 device's results of the random tiles (.npz) so the model tier can be
 recomputed elsewhere with ``--from-saved DIR`` (no device needed).
 """
@@ -20,16 +20,16 @@ from pathlib import Path
 
 import numpy as np
 
+from cts.families.float_mma import INTEL_FLOAT_ROWS
+from cts.numerics.model import fingerprint, model_check
+from cts.numerics.probes import Target
+from cts.numerics.report import markdown
 from reference.devmodel import MODELS
 from reference.dtypes import etype
 
-from .numerics import Target
-from .numerics_model import fingerprint, model_check
-from .numerics_report import markdown
-
 __all__ = ["main", "targets_for"]
 
-_ROWS = (("f16", "f32"), ("bf16", "f32"), ("f16", "f16"), ("bf16", "bf16"))
+_ROWS = INTEL_FLOAT_ROWS
 VK_TARGETS = (("f16", "f32", 16, 16, 16), ("f16", "f16", 16, 16, 16), ("bf16", "f32", 16, 16, 16))
 
 
@@ -68,7 +68,7 @@ def targets_for(
     prelude: str | None = None,
 ) -> list[Target]:
     if backend == "emulator":
-        from .backends.emulator import EmulatorBackend
+        from cts.backends.emulator import EmulatorBackend
 
         emu = EmulatorBackend()
         if not hasattr(emu, "run_float_mma"):
@@ -96,8 +96,8 @@ def targets_for(
             for a, c, M, N, K in _parse_targets(selection, VK_TARGETS)
         ]
     if backend in ("opencl", "emulator-intel"):
-        from .backends import make_backend
-        from .numerics_intel import intel_targets
+        from cts.backends import make_backend
+        from cts.numerics.intel import intel_targets
 
         if backend == "opencl":
             b = make_backend("opencl", device=device, opencl_prelude=prelude)
@@ -112,24 +112,25 @@ def targets_for(
 
 def _vulkan_entry(runner: str = "auto"):
     """(run(a, c, M, N, K, A, B, C) -> D, device name): the cooperative-matrix
-    room's backend (``run_coop_muladd``) or this module's own runner."""
+    room's backend (``cts.runs.coop.device_muladd``) or this module's own runner."""
     if runner in ("auto", "backend"):
         try:
-            from .backends.vulkan import VulkanBackend
-            from .families.coop import CoopEntry
+            from cts.backends.vulkan import VulkanBackend
+            from cts.families.coop import CoopEntry
+            from cts.runs.coop import device_muladd
 
             vb = VulkanBackend.from_options()
             if getattr(vb, "reason", None):
                 raise RuntimeError(vb.reason)
 
             def run(a, c, M, N, K, A, B, C):
-                return vb.run_coop_muladd(CoopEntry(M, N, K, a, a, c, c), A, B, C)
+                return device_muladd(vb, CoopEntry(M, N, K, a, a, c, c), A, B, C)
 
             return run, f"{vb.describe().name} (Vulkan cooperative matrix, cts.backends.vulkan)"
         except Exception as e:  # noqa: BLE001 - fall back to the own runner
             if runner == "backend":
                 raise ValueError(f"cts.backends.vulkan is not usable: {type(e).__name__}: {e}") from None
-    from .numerics_vk import VkCoopRunner, VkUnavailable
+    from cts.numerics.vk import VkCoopRunner, VkUnavailable
 
     try:
         r = VkCoopRunner()
@@ -179,7 +180,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument(
         "--vk-runner",
         default="auto",
-        help="vulkan: 'backend' (cts.backends.vulkan run_coop_muladd), 'own' (cts.numerics_vk), auto (default)",
+        help="vulkan: 'backend' (cts.backends.vulkan through cts.runs.coop.device_muladd), 'own' (cts.numerics.vk), auto (default)",
     )
     ap.add_argument(
         "--dist", default="mixed", help="random tile data: mixed (default), wide, cancel; comma list"
@@ -192,7 +193,7 @@ def main(argv: list[str]) -> int:
         raise ValueError("--tiles must be >= 0")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    from .numerics_model import DISTS
+    from cts.numerics.model import DISTS
 
     bad = [d for d in args.dist.split(",") if d.strip() and d.strip() not in DISTS]
     if bad or not args.dist.strip():
@@ -230,7 +231,7 @@ def main(argv: list[str]) -> int:
 
 
 def _tiles(t: Target, model, args, out: Path) -> dict:
-    from .numerics_model import DISTS
+    from cts.numerics.model import DISTS
 
     dists = [d.strip() for d in args.dist.split(",") if d.strip()]
     bad = [d for d in dists if d not in DISTS]
@@ -248,7 +249,7 @@ def _tiles(t: Target, model, args, out: Path) -> dict:
 
         t = Target(t.device, t.M, t.N, t.K, t.a_type, t.c_type, keep)
     if args.no_check:
-        from .numerics_model import random_operands
+        from cts.numerics.model import random_operands
 
         for i, start in enumerate(range(0, args.tiles, 2000)):
             S = min(2000, args.tiles - start)

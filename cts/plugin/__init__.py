@@ -8,6 +8,7 @@ cases' ids.  The test body calls ``cts.check(case, runner)``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import platform
 import re
@@ -18,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from cts.backends import BACKENDS, make_backend
+from cts.errors import BackendError, CaseError, Unsupported
+from cts.report.journal import Journal
 from reference.data import TIERS
 from reference.tolerance import PROFILES
-
-from .backends import BACKENDS, BackendError, CaseError, Unsupported, make_backend
-from .journal import Journal
 
 # tiers a user must ask for with --tiers: "model" judges a device against its own inferred
 # numerics fingerprint (issue 8), a characterization no spec requires, so it is not in a default sweep
@@ -36,13 +37,13 @@ RECORD = pytest.StashKey[dict]()
 # ``cts_backend_options(config)``, rerun arguments via ``cts_rerun_args(config)``).
 # A room adds one line here and keeps everything else in its own module.
 ROOM_PLUGINS: tuple[str, ...] = (
-    "cts.sweep",
-    "cts.shard",
-    "cts.coop_plugin",
-    "cts.opencl_plugin",
-    "cts.spirv_plugin",
+    "cts.plugin.sweep",
+    "cts.plugin.shard",
+    "cts.plugin.coop",
+    "cts.plugin.opencl",
+    "cts.plugin.spirv",
 )
-ROOM_PLUGINS += ("cts.numerics_plugin",)  # --emulator-model, --numerics-tiles
+ROOM_PLUGINS += ("cts.plugin.numerics",)  # --emulator-model, --numerics-tiles
 _JOURNAL_KEY = pytest.StashKey[Journal]()
 
 
@@ -114,6 +115,9 @@ def _parse_int(name: str, text: str, lo: int = 0) -> int:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cts_cases(fn): parametrize `case` with fn(tiers)")
     config.addinivalue_line("markers", "cts_no_cases: placeholder of a generator with no case (deselected)")
+    if importlib.util.find_spec("pyopencl") is not None:  # only where it is installed: a filter naming a
+        # missing module makes every pytest start warn (the bare install has no pyopencl)
+        config.addinivalue_line("filterwarnings", "ignore::pyopencl.CompilerWarning")
     opt = config.option
     if not hasattr(opt, "backend"):
         return
@@ -236,7 +240,11 @@ class CaseRunner:
     def backend(self):
         return self.h.backend
 
-    def check(self, case, runner, **kwargs):
+    def check(self, case, runner, via=None, **kwargs):
+        """Run ``runner(case, backend, seed, **kwargs)`` and judge it.  ``via``
+        (optional) maps the session's backend to the device view the case
+        runs on (e.g. joint_matrix through cooperative matrix); it raises
+        ``Unsupported`` when the backend cannot offer one."""
         h, item = self.h, self.item
         rec = {
             "family": case.family,
@@ -246,7 +254,13 @@ class CaseRunner:
             "tier": getattr(case, "tier", ""),
         }
         item.stash[RECORD] = rec
-        reason = h.backend.unsupported(case)
+        backend = h.backend
+        if via is not None:
+            try:
+                backend = via(backend)
+            except Unsupported as e:
+                pytest.skip(str(e))
+        reason = backend.unsupported(case)
         if reason:
             pytest.skip(reason)
         if "subgroups" in runner.__code__.co_varnames:
@@ -255,7 +269,7 @@ class CaseRunner:
             kwargs.setdefault("profile", h.profile)
         could_not_run = None
         try:
-            result = runner(case, h.backend, h.seed, **kwargs)
+            result = runner(case, backend, h.seed, **kwargs)
         except Unsupported as e:
             pytest.skip(str(e))
         except CaseError as e:

@@ -37,22 +37,22 @@ __all__ = ["FAMILIES", "find_case", "write_bundle", "main"]
 FAMILIES: dict[str, tuple[str, str, str]] = {
     "intel_mma": (
         "cts.families.intel:intel_mma_cases",
-        "cts.families.intel_run:run_intel_mma",
+        "cts.runs.intel:run_intel_mma",
         "test_intel_mma",
     ),
     "intel_split_mma": (
         "cts.families.intel:intel_split_cases",
-        "cts.families.intel_run:run_intel_mma",
+        "cts.runs.intel:run_intel_mma",
         "test_intel_split_mma",
     ),
     "intel_tf32_convert": (
         "cts.families.intel:tf32_convert_cases",
-        "cts.families.intel_run:run_tf32_convert",
+        "cts.runs.intel:run_tf32_convert",
         "test_intel_tf32_convert",
     ),
     "spirv_intel_mma": (
         "cts.families.spirv_intel:spirv_intel_all_cases",
-        "cts.families.spirv_run:run_spirv_intel_mma",
+        "cts.runs.spirv:run_spirv_intel_mma",
         "test_spirv_intel_mma",
     ),
 }
@@ -93,7 +93,7 @@ def find_case(text: str):
 
 def _acceptance(case, result, profile) -> dict[str, np.ndarray]:
     """Expected values and bounds the standalone script applies (the same
-    rules as cts/families/intel_run.py, precomputed from reference/)."""
+    rules as cts/runs/intel.py, precomputed from reference/)."""
     from reference.dtypes import etype
     from reference.mma import mma_float
     from reference.tolerance import flush_subnormals, mma_float_bound, rounding_bracket, rounding_mode
@@ -151,7 +151,7 @@ def _kernel(backend, case, subgroups: int, inputs: dict, out: Path, prelude: str
     origin = backend.name
     try:
         if not callable(fn):
-            from .backends.opencl import OpenCLBackend
+            from cts.backends.opencl import OpenCLBackend
 
             shim = OpenCLBackend.__new__(OpenCLBackend)  # kernel text needs no device
             shim.prelude = None
@@ -190,9 +190,8 @@ def write_bundle(
     backend_options: dict | None = None,
 ) -> Path:
     """Write the bundle of one case into ``out``; returns the folder."""
+    from cts.backends import make_backend
     from reference.tolerance import PROFILES
-
-    from .backends import make_backend
 
     fam, case, runner = find_case(case_text)
     if profile_name not in PROFILES:
@@ -256,7 +255,7 @@ def write_bundle(
 
 
 def main(argv: list[str]) -> int:
-    from .report import OneLineParser
+    from cts.report.markdown import OneLineParser
 
     ap = OneLineParser(
         prog="python -m cts repro",
@@ -283,7 +282,7 @@ def main(argv: list[str]) -> int:
         if a.assume_extension and a.backend != "opencl":
             raise ValueError("--assume-extension needs --backend opencl")
         opts = {"opencl_prelude": a.opencl_prelude, "opencl_assume_extensions": tuple(a.assume_extension)}
-    from .backends import BackendError
+    from cts.errors import BackendError
 
     try:
         d = write_bundle(a.case, a.out, a.seed, a.subgroups, a.backend, a.device, a.tolerance_profile, opts)

@@ -27,7 +27,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .journal import BAD_OUTCOMES, OUTCOMES, rerun_of
+from cts.report.journal import BAD_OUTCOMES, OUTCOMES, rerun_of
 
 __all__ = ["html_report", "matrix_axes", "find_chromium", "open_in_chromium", "BrowserView"]
 
@@ -476,19 +476,19 @@ def open_in_chromium(
 
 
 def check_main(argv: list[str]) -> int:
-    """``python -m cts.html PAGE.html [--screenshot PNG]``: open a report in
+    """``python -m cts.report.html PAGE.html [--screenshot PNG]``: open a report in
     headless Chromium; exit 1 when the page logs to the console or asks the
     network for anything, or lacks its matrices and error plot."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m cts.html", description=check_main.__doc__)
+    ap = argparse.ArgumentParser(prog="python -m cts.report.html", description=check_main.__doc__)
     ap.add_argument("page")
     ap.add_argument("--screenshot", metavar="PNG")
     a = ap.parse_args(argv)
     try:
         v = open_in_chromium(a.page, a.screenshot)
     except RuntimeError as e:
-        print(f"cts.html: {e}", file=sys.stderr)
+        print(f"cts.report.html: {e}", file=sys.stderr)
         return 2
     problems = [f"console: {m}" for m in v.console] + [f"network request: {u}" for u in v.requests]
     if "<h3>" not in v.dom or "Conformance matrix per family" not in v.dom:
@@ -509,7 +509,7 @@ if __name__ == "__main__":
     raise SystemExit(check_main(sys.argv[1:]))
 
 
-# rules that judge against a non-zero bound (reference/tolerance.py; coop_run.py's
+# rules that judge against a non-zero bound (reference/tolerance.py; cts/runs/coop.py's
 # D = division ulps, C = conversion range); R has one only under the default profile
 _BOUND_RULES = ("F", "D", "C", "R")
 

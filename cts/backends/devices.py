@@ -15,8 +15,8 @@ import json
 import warnings
 from dataclasses import dataclass, field
 
-from .backends.base import BackendError
-from .backends.icd import register_intel_cpu_runtime, registration_note
+from cts.backends.icd import register_intel_cpu_runtime, registration_note
+from cts.errors import BackendError
 
 __all__ = ["ClDevice", "opencl_devices", "select_device", "device_report", "devices_main"]
 
@@ -102,7 +102,7 @@ def _info(dev, name: str, default=""):
 
 def device_report(d: ClDevice) -> dict:
     """Everything ``cts devices`` prints for one device (JSON-ready)."""
-    from .backends import clquery as q
+    from cts.backends import clquery as q
 
     dev = d.device
     caps = q.spirv_capabilities(dev)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cts.check import Verdict, compare
 from reference import layout
 from reference.data import case_rng, mma_operands, tf32_convert_inputs
 from reference.dtypes import etype, round_to_tf32
@@ -29,8 +30,6 @@ from reference.tolerance import (
     mma_float_bound,
     rounding_mode,
 )
-
-from ..check import Verdict, compare
 
 __all__ = ["RunResult", "run_intel_mma", "run_tf32_convert", "SUBGROUPS_PER_CASE"]
 

@@ -8,7 +8,7 @@
 * ``--numerics-tiles N``: random tiles per ``model``-tier case (default 32).
 
 The ``model`` tier (cases/test_numerics_model.py): the backend's float MMA
-is fingerprinted (cts.numerics), and random tiles are checked bit for bit
+is fingerprinted (cts.numerics.probes), and random tiles are checked bit for bit
 against the inferred model.  Spec-digest 7.1: no spec fixes precision or
 order, so a device is judged against *its own* fingerprint; where it is
 consistent, its float results are reproducible exactly.
@@ -21,10 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from cts.families.coop import CoopEntry
+from cts.families.float_mma import FLOAT_MMA_TARGETS
+from cts.runs.coop import device_muladd, is_coop_device
 from reference.devmodel import MODELS
 from reference.dtypes import etype
-
-from .numerics import FLOAT_MMA_TARGETS
 
 __all__ = ["NumericsCase", "numerics_cases", "run_numerics_model"]
 
@@ -47,7 +48,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config.option, "emulator_model"):
         return
-    from .plugin import HARNESS
+    from cts.plugin import HARNESS
 
     try:
         _STATE["tiles"] = int(config.option.numerics_tiles)
@@ -66,8 +67,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError("--emulator-model needs --backend emulator")
         if h is not None:
             h.backend.set_model(name)
-    if h is not None and not hasattr(h.backend, "run_float_mma") and hasattr(h.backend, "run_coop_muladd"):
-        # Vulkan cooperative matrix: the cases go through run_coop_muladd and the
+    if h is not None and not hasattr(h.backend, "run_float_mma") and is_coop_device(h.backend):
+        # Vulkan cooperative matrix: the cases go through device_muladd and the
         # backend's own checks (reported entry, subgroup size, bf16 feature)
         _STATE["family"] = "coop_muladd"
         _STATE["sg"] = int(getattr(h.backend, "subgroup_size", 32) or 32)
@@ -90,14 +91,14 @@ class NumericsCase:
     N: int
     K: int
     tier: str = "model"
-    family: str = "float_mma"  # backend entry: run_float_mma (emulator) or run_coop_muladd (vulkan)
+    family: str = "float_mma"  # backend entry: run_float_mma (emulator) or device_muladd (vulkan)
     sg: int = 32  # cooperative matrix: the subgroup size the backend reports
     api: str = "vk"
 
     @property
     def entry(self):
         """The VkCooperativeMatrixPropertiesKHR entry this target needs (vulkan)."""
-        from .families.coop import CoopEntry
+        from cts.families.coop import CoopEntry
 
         return CoopEntry(self.M, self.N, self.K, self.a, self.a, self.c, self.c)
 
@@ -128,20 +129,20 @@ numerics_cases.cts_tiers = ("model",)  # the plugin hands this generator only th
 
 def float_mma_of(backend, a: str, c: str, M: int, N: int, K: int):
     """The backend's float MMA for one target as ``mma(A, B, C) -> D``:
-    ``run_float_mma`` (emulator) or ``run_coop_muladd`` (Vulkan cooperative
-    matrix, cts.backends.vulkan).  Unsupported (a skip) when it has neither."""
-    from .backends.base import Unsupported
+    ``run_float_mma`` (emulator) or ``cts.runs.coop.device_muladd`` (Vulkan
+    cooperative matrix).  Unsupported (a skip) when it has neither."""
+    from cts.errors import Unsupported
 
     if hasattr(backend, "run_float_mma"):
         if (a, c, M, N, K) not in tuple(backend.numerics_targets()):
             raise Unsupported(f"backend {backend.name!r} offers no float MMA {a}*{a}+{c} {M}x{N}x{K}")
         return lambda A, B, C: backend.run_float_mma(a, c, M, N, K, A, B, C)
-    if hasattr(backend, "run_coop_muladd"):
-        from .families.coop import CoopEntry
-
+    if is_coop_device(backend):
         entry = CoopEntry(M, N, K, a, a, c, c)
-        return lambda A, B, C: backend.run_coop_muladd(entry, A, B, C)
-    raise Unsupported(f"backend {backend.name!r} has no float MMA entry (run_float_mma / run_coop_muladd)")
+        return lambda A, B, C: device_muladd(backend, entry, A, B, C)
+    raise Unsupported(
+        f"backend {backend.name!r} has no float MMA entry (run_float_mma / cooperative-matrix MulAdd)"
+    )
 
 
 @dataclass
@@ -158,14 +159,13 @@ _FINGERPRINTS: dict = {}
 def run_numerics_model(case: NumericsCase, backend, seed: int) -> _Result:
     """Fingerprint the backend's float MMA, then check random tiles bit for
     bit against the inferred model (rule M)."""
+    from cts.check import compare
+    from cts.numerics.model import _equal, fingerprint, random_operands
+    from cts.numerics.probes import Target
     from reference.data import case_rng
 
-    from .check import compare
-    from .numerics import Target
-    from .numerics_model import _equal, fingerprint, random_operands
-
     key = (case.a, case.c, case.M, case.N, case.K)
-    # run_float_mma (emulator) or run_coop_muladd (Vulkan); Unsupported otherwise
+    # run_float_mma (emulator) or device_muladd (Vulkan); Unsupported otherwise
     mma = float_mma_of(backend, *key)
     t = Target(backend.name, case.M, case.N, case.K, case.a, case.c, mma)
     fkey = (id(backend), getattr(backend, "model", None), key)

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cts.check import Verdict, compare
+from cts.errors import CaseError
+from cts.families.rotate import launch_shape
 from reference.data import case_rng
 from reference.dtypes import etype
-from reference.rotate import delta_values, expected_rotation
+from reference.rotate import expected_rotation
 
-from ..backends.base import CaseError
-from ..check import Verdict, compare
-
-__all__ = ["RotateResult", "run_rotate", "rotate_values", "launch_shape"]
+__all__ = ["RotateResult", "run_rotate", "rotate_values"]
 
 
 @dataclass
@@ -33,13 +33,6 @@ class RotateResult:
     inputs: dict
     expected: np.ndarray
     actual: np.ndarray
-
-
-def launch_shape(case) -> tuple[int, int, list[tuple[str, int]]]:
-    """(work-groups, work-items per group, (class, delta) per group)."""
-    deltas = delta_values(case.sg, case.cluster or None)
-    local = 2 * case.sg + case.sg // 2
-    return len(deltas), local, deltas
 
 
 def _float_specials(name: str) -> list[int]:

@@ -11,7 +11,7 @@ JOURNAL`` and ``--expectations FILE`` (issue 4; peer-suites.md A.7, F.1, F.2).
   already have a row in it and keeps the journal, so an interrupted sweep
   continues where it stopped; the final report merges old and new rows.
 * ``--expectations FILE`` (repeatable) applies known failures / skips, see
-  ``cts/expectations.py``.
+  ``cts/report/expectations.py``.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from pathlib import Path
 
 import pytest
 
-from .expectations import Entry, load_expectations, match
-from .journal import read_journals
+from cts.report.expectations import Entry, load_expectations, match
+from cts.report.journal import read_journals
 
 __all__ = ["parse_shard", "shard_of"]
 
@@ -134,7 +134,7 @@ def _note(config: pytest.Config, text: str) -> None:
     warnings.warn(pytest.PytestWarning(text), stacklevel=2)
     if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0" or config.option.no_report:
         return
-    from .plugin import _journal
+    from cts.plugin import _journal
 
     j = _journal(config)
     if j is not None:
@@ -149,7 +149,7 @@ def _resumable(
     The others run again, and the report says how many and why."""
     if not recorded:
         return set()
-    from .plugin import current_identity, run_identity
+    from cts.plugin import current_identity, run_identity
 
     now = current_identity(config)
     if now is None:

@@ -1,9 +1,9 @@
 """Conformance reports from journal rows: markdown (tabulate), the
-self-contained HTML page (cts/html.py) and ``results.csv`` (one sorted line
+self-contained HTML page (cts/report/html.py) and ``results.csv`` (one sorted line
 per case: node id, outcome, ratio) for machines to diff.
 
 ``python -m cts report JOURNAL_OR_DIR... --out DIR`` merges the journals of
-workers, shards and resumed runs (``cts.journal.read_journals``)."""
+workers, shards and resumed runs (``cts.report.journal.read_journals``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from .journal import OUTCOMES, read_journals, rerun_of
+from cts.report.journal import OUTCOMES, read_journals, rerun_of
 
 __all__ = ["markdown_report", "write_reports", "summarize", "main"]
 
@@ -172,11 +172,11 @@ def write_csv(rows: list[dict], path: Path) -> None:
 
 def write_reports(rows: list[dict], out_dir: str | Path, sessions: list[dict] | None = None) -> list[Path]:
     """report.md, report.html and results.csv in ``out_dir``."""
-    from .html import html_report
+    from cts.report.html import html_report
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    from .numerics_report import report_section
+    from cts.numerics.report import report_section
 
     num_md, num_html = report_section(out_dir)  # python -m cts numerics output beside it, if any
     md = out_dir / "report.md"

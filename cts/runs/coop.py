@@ -20,18 +20,14 @@ is held by some invocation and that the length is the same everywhere.
 from __future__ import annotations
 
 import contextvars
+import weakref
 from dataclasses import replace
 
 import numpy as np
 
-from reference import coop as rc
-from reference.data import case_rng, mma_operands
-from reference.dtypes import ElemType, etype
-from reference.mma import mma_float
-from reference.tolerance import PROFILES, Profile, float_close, flush_subnormals, mma_float_bound
-
-from ..check import Verdict, compare
-from .coop import (
+from cts.check import Verdict, compare
+from cts.errors import Unsupported
+from cts.families.coop import (
     CHAIN,
     GEMM_TILES,
     MAP_FILL,
@@ -45,9 +41,23 @@ from .coop import (
     region_len,
     storage_dtype,
 )
-from .intel_run import RunResult
+from cts.runs.intel import RunResult
+from reference import coop as rc
+from reference.data import case_rng, mma_operands
+from reference.dtypes import ElemType, etype
+from reference.mma import mma_float
+from reference.tolerance import PROFILES, Profile, float_close, flush_subnormals, mma_float_bound
 
-__all__ = ["run_coop", "coop_muladd", "SUBGROUPS_PER_CASE", "decode_mapping", "owner_from_mapping"]
+__all__ = [
+    "run_coop",
+    "coop_muladd",
+    "device_muladd",
+    "device_owner",
+    "is_coop_device",
+    "SUBGROUPS_PER_CASE",
+    "decode_mapping",
+    "owner_from_mapping",
+]
 
 SUBGROUPS_PER_CASE = 32
 
@@ -462,9 +472,9 @@ def run_coop(
     rng = case_rng(seed, f"{case.family}[{case.id}]")
     rt = _result_type(case)
     owner = None
-    if rt is not None and hasattr(backend, "coop_owner"):
+    if rt is not None:
         try:
-            owner = backend.coop_owner(rt, case.sg)
+            owner = device_owner(backend, rt, case.sg)
         except Exception:  # noqa: BLE001 - diagnostics only; the verdict does not depend on it
             owner = None
     token = _OWNER.set(owner)
@@ -510,3 +520,56 @@ def coop_muladd(backend, entry: CoopEntry, A: np.ndarray, B: np.ndarray, C: np.n
     }
     d = rt.decode(backend.run(case, bufs=bufs)["d"].reshape(T, entry.M, entry.N))
     return d[0] if one else d
+
+
+_OWNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def device_owner(backend, mat: MatType, sg: int) -> np.ndarray | None:
+    """(rows, cols, 2) (invocation, index) of each element of ``mat`` on
+    ``backend``, for diagnostics only: the emulator's own mapping
+    (``coop_owner``), or, on a device whose length case records it
+    (``records_coop_owner``), that record (run once per matrix type and
+    cached); None elsewhere."""
+    if hasattr(backend, "coop_owner"):
+        return backend.coop_owner(mat, sg)
+    if not getattr(backend, "records_coop_owner", False):
+        return None
+    cache = _OWNERS.setdefault(backend, {})
+    if (mat, sg) not in cache:
+        case = CoopCase("length", "vk", mat=mat, sg=sg)
+        cache[(mat, sg)] = None
+        if backend.unsupported(case) is None:
+            res = run_coop(case, backend, seed=1, subgroups=1)
+            length = int(res.inputs["len"][0, 0])
+            idx = decode_mapping(np.asarray(res.inputs["map"]).reshape(sg, -1), length)
+            cache[(mat, sg)] = owner_from_mapping(idx, mat.rows, mat.cols)
+    return cache[(mat, sg)]
+
+
+def is_coop_device(backend) -> bool:
+    """A backend that reports its cooperative-matrix entries and runs them
+    (Vulkan; OpenCL with cl_khr_cooperative_matrix)."""
+    return hasattr(backend, "coop_entries") and hasattr(backend, "run_coop_matrix")
+
+
+def device_muladd(backend, entry: CoopEntry, A, B, C) -> np.ndarray:
+    """D = MulAdd(A, B, C) on a cooperative-matrix device for one tile (A
+    (M,K)) or many (A (T,M,K); more than the backend's ``max_groups`` per
+    dispatch are split).  Inputs are values, encoded to the entry's types
+    (floats RNE, ints wrapped); D comes back as values of the Result type.
+    Raises Unsupported when the device does not report ``entry``."""
+    sg = int(getattr(backend, "subgroup_size", 32) or 32)
+    case = CoopCase("muladd", "vk", entry=entry, sg=sg)
+    reason = backend.unsupported(case)
+    if reason:
+        raise Unsupported(reason)
+    A = np.asarray(A)
+    step = getattr(backend, "max_groups", None)
+    if A.ndim == 2 or not step or A.shape[0] <= step:
+        return coop_muladd(backend, entry, A, B, C, sg=sg)
+    parts = [
+        coop_muladd(backend, entry, A[i : i + step], B[i : i + step], C[i : i + step], sg=sg)
+        for i in range(0, A.shape[0], step)
+    ]
+    return np.concatenate(parts)

@@ -1,4 +1,4 @@
-"""The fingerprint of one target: run the experiments of ``cts.numerics`` in
+"""The fingerprint of one target: run the experiments of ``cts.numerics.probes`` in
 order, infer the device model (reference/devmodel.py), replay the model on
 every probe the device answered, and check it bit for bit on random tiles
 (the ``model`` tier)."""
@@ -10,10 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from reference.devmodel import DevModel, model_mma
-from reference.dtypes import etype
-
-from .numerics import (
+from cts.numerics.probes import (
     Finding,
     Prober,
     Target,
@@ -30,6 +27,8 @@ from .numerics import (
     subnormals,
     window,
 )
+from reference.devmodel import DevModel, model_mma
+from reference.dtypes import etype
 
 __all__ = ["Fingerprint", "fingerprint", "infer_model", "random_operands", "model_check"]
 

@@ -20,6 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from cts.check import Verdict, compare
+from cts.families.joint import JointCase
+from cts.runs.intel import RunResult
 from reference import joint as J
 from reference.data import case_rng, mma_operands
 from reference.dtypes import ElemType, etype
@@ -34,10 +37,6 @@ from reference.tolerance import (
     mma_float_bound,
     rounding_mode,
 )
-
-from ..check import Verdict, compare
-from .intel_run import RunResult
-from .joint import JointCase
 
 __all__ = ["run_joint", "strides_for", "SUBGROUPS_PER_CASE"]
 

@@ -116,7 +116,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from .plugin import HARNESS
+    from cts.plugin import HARNESS
 
     h = config.stash.get(HARNESS, None)
     stats = getattr(getattr(h, "backend", None), "stats", None)

@@ -33,21 +33,6 @@ import numpy as np
 
 from reference.dtypes import etype
 
-# (a_type, c_type, M, N, K): every float multiply-accumulate target the numerics
-# experiments know: the float rows of the Intel built-ins (spec-digest 1.3), one
-# tile shape each (sub-group size 16, M = 8), and the float cooperative-matrix
-# entries of the built-in h100 profile (16x16x16, ../shared/DEVICE.md).  The
-# numerics model tier is collected from it; the emulator offers all of it.
-FLOAT_MMA_TARGETS: tuple[tuple[str, str, int, int, int], ...] = (
-    ("f16", "f32", 8, 16, 16),
-    ("bf16", "f32", 8, 16, 16),
-    ("f16", "f16", 8, 16, 16),
-    ("bf16", "bf16", 8, 16, 16),
-    ("f16", "f32", 16, 16, 16),
-    ("f16", "f16", 16, 16, 16),
-    ("bf16", "f32", 16, 16, 16),
-)
-
 __all__ = ["Target", "Probe", "Prober", "Evidence", "Finding", "fmt_value"]
 
 MmaFn = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from .journal import BAD_OUTCOMES, read_journals
-from .report import write_reports
+from cts.report.journal import BAD_OUTCOMES, read_journals
+from cts.report.markdown import write_reports
 
 _CRASH_PLUGIN = "cts-crash-recorder"
 
@@ -28,7 +28,7 @@ class _CrashRecorder:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report, sched) -> None:
-        from .plugin import HARNESS, _journal
+        from cts.plugin import HARNESS, _journal
 
         j = _journal(self.config)
         if j is None:
@@ -85,7 +85,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     try:
         return (yield)
     except KeyboardInterrupt:
-        from .plugin import _journal, _journaled
+        from cts.plugin import _journal, _journaled
 
         j = _journal(item.config) if _journaled(item) else None
         if j is not None:

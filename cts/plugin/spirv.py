@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from .families.spirv_intel import SpirvMmaCase, spirv_intel_cases
+from cts.families.spirv_intel import SpirvMmaCase, spirv_intel_cases
 
 __all__ = ["spirv_cases", "extended_enabled"]
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from cts.check import Verdict, compare
 from reference import layout
 from reference.data import case_rng, mma_operands
 from reference.dtypes import etype
@@ -27,8 +28,6 @@ from reference.tolerance import (
     mma_float_bound,
     rounding_mode,
 )
-
-from ..check import Verdict, compare
 
 __all__ = [
     "SpirvRunResult",
@@ -187,7 +186,7 @@ class CrossCheckCase:
         return {**self.spirv.axes, "check": "builtin_vs_spirv"}
 
     def builtin_case(self):
-        from .intel import IntelMmaCase
+        from cts.families.intel import IntelMmaCase
 
         s = self.spirv
         return IntelMmaCase("intel_mma", s.sg, s.a, s.b, s.k, s.M, s.c, s.tier)
@@ -195,7 +194,7 @@ class CrossCheckCase:
 
 def crosscheck_cases(tiers: tuple[str, ...]) -> list[CrossCheckCase]:
     """Every required combination on the random and special tiers."""
-    from .spirv_intel import spirv_intel_cases
+    from cts.families.spirv_intel import spirv_intel_cases
 
     picked = tuple(t for t in tiers if t in ("random", "special"))
     return [CrossCheckCase(c) for c in spirv_intel_cases(picked)]
@@ -204,7 +203,7 @@ def crosscheck_cases(tiers: tuple[str, ...]) -> list[CrossCheckCase]:
 def run_builtin_crosscheck(case, backend, seed: int, subgroups: int = SUBGROUPS_PER_CASE) -> SpirvRunResult:
     """Both forms on the same registers; the built-in's Result bits are the
     expectation (bit identity, whatever the float rounding)."""
-    from ..backends.base import Unsupported
+    from cts.errors import Unsupported
 
     builtin = case.builtin_case()
     if not hasattr(backend, "run_intel_mma"):
@@ -236,10 +235,10 @@ def run_capability_rejection(backend, sg: int) -> tuple[str, str]:
     A control module with the same kernel minus the capability must build,
     so the refusal is known to come from the capability.
     """
-    from ..backends.base import CaseError
-    from ..kernels.spirv_intel import control_module_text, module_text
-    from ..spirv_tools import SpirvToolError, assemble
-    from .spirv_intel import SpirvMmaCase
+    from cts.errors import CaseError
+    from cts.families.spirv_intel import SpirvMmaCase
+    from cts.kernels.spirv_intel import control_module_text, module_text
+    from cts.kernels.spirv_tools import SpirvToolError, assemble
 
     if not hasattr(backend, "build_program") or not hasattr(backend, "spirv_mma_unsupported"):
         return "skip", (
