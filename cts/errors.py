@@ -3,7 +3,7 @@ catch them, none of them imports anything of the suite)."""
 
 from __future__ import annotations
 
-__all__ = ["BackendError", "CaseError", "Unsupported"]
+__all__ = ["BackendError", "CaseError", "HarnessError", "Unsupported"]
 
 
 class BackendError(Exception):
@@ -12,8 +12,18 @@ class BackendError(Exception):
 
 
 class CaseError(Exception):
-    """A per-case failure that is not a wrong result (build failure with its
-    log, launch error).  Fails that case only."""
+    """A per-case failure of the device that is not a wrong result: the
+    driver's compiler refusing a module the device claims to support, a
+    launch or read-back error.  A device verdict (``failed``) of that case
+    only."""
+
+
+class HarnessError(Exception):
+    """The suite could not judge the case: a host tool missing or crashing
+    (spirv-as, spirv-val, glslang), a module the suite generated that a host
+    tool rejects, an unreadable input.  Reported as ``error``, apart from the
+    device verdicts, never as ``failed``; the message names what to install
+    or fix."""
 
 
 class Unsupported(Exception):

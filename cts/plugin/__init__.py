@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from cts.backends import BACKENDS, make_backend
-from cts.errors import BackendError, CaseError, Unsupported
+from cts.errors import BackendError, CaseError, HarnessError, Unsupported
 from cts.report.journal import Journal
 from reference.data import TIERS
 from reference.tolerance import PROFILES
@@ -274,6 +274,12 @@ class CaseRunner:
             pytest.skip(str(e))
         except CaseError as e:
             rec["error"] = could_not_run = str(e)
+        except HarnessError as e:
+            rec["error"] = str(e)
+            raise HarnessError(
+                f"{case.family}[{case.id}]: the suite could not judge this case on {h.backend.name} "
+                f"(a harness error, not a device verdict): {e}\nrerun: {h.rerun_command(item.nodeid)}"
+            ) from None
         if could_not_run is not None:  # outside the except: the build log is printed once, not chained
             pytest.fail(
                 f"{case.family}[{case.id}] could not run on {h.backend.name}: {could_not_run}\n"
@@ -325,6 +331,7 @@ def _journal(config: pytest.Config) -> Journal | None:
         d = Path(config.option.report_dir) / "journal"
         prefix = getattr(config.option, "cts_journal_prefix", "")
         j = Journal(d / f"{prefix}{worker}-{os.getpid()}.jsonl")
+        j.watch_fatal_signals()
         config.stash[_JOURNAL_KEY] = j
     return j
 
@@ -398,6 +405,34 @@ def _is_timeout(report) -> bool:
     return report.failed and "from pytest-timeout" in str(report.longrepr)
 
 
+def harness_cause(call) -> str | None:
+    """Why a failed call is the suite's, not the device's: a ``HarnessError``
+    (a host tool missing or failing, a module the suite generated that a
+    tool rejects), or an exception no device verdict raises (a bug of the
+    suite: TypeError, KeyError, ...).  None for a device verdict: a check
+    that failed (``pytest.fail`` with the mismatches, an assertion of a
+    conformance test) or a ``CaseError`` (the driver refused or failed)."""
+    if call.excinfo is None:
+        return None
+    exc = call.excinfo.value
+    if isinstance(exc, HarnessError):
+        return "harness"
+    if isinstance(exc, (AssertionError, CaseError, pytest.fail.Exception)):
+        return None
+    if isinstance(exc, Exception):
+        return "suite"
+    return None  # KeyboardInterrupt, pytest outcomes: not a case result
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_report_teststatus(report, config):
+    """A harness error is shown as ERROR (``E``), counted with pytest's own
+    errors, never as a FAILED device verdict."""
+    if report.when == "call" and getattr(report, "cts_outcome", None) == "error":
+        return "error", "E", ("ERROR", {"red": True})
+    return None
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call):
     outcome = yield
@@ -417,6 +452,11 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         outcome_name = "skipped"
     elif _is_timeout(report):
         outcome_name = "timeout"
+    elif report.failed and report.when == "call" and harness_cause(call):
+        outcome_name = "error"
+        report.cts_outcome = "error"  # read by pytest_report_teststatus (also on the xdist controller)
+        if harness_cause(call) == "harness":  # the message says it all; a traceback adds nothing
+            report.longrepr = f"HARNESS ERROR (not a device verdict): {call.excinfo.value}"
     elif report.failed:
         outcome_name = "failed" if report.when == "call" else "error"
     else:
@@ -495,7 +535,8 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if not hasattr(config, "workerinput"):  # controller or single process
         d = Path(config.option.report_dir) / "journal"
         if d.exists() and not getattr(config.option, "cts_keep_journal", False):
-            for f in d.glob(getattr(config.option, "cts_journal_prefix", "") + "*.jsonl"):
+            prefix = getattr(config.option, "cts_journal_prefix", "")
+            for f in [*d.glob(prefix + "*.jsonl"), *d.glob(prefix + "*.fault")]:
                 f.unlink()
     j = _journal(config)
     if j is not None and not hasattr(config, "workerinput"):

@@ -98,7 +98,13 @@ def pytest_configure(config: pytest.Config) -> None:
         try:  # read once, here: an unreadable journal is a usage error, not a traceback
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
-                config.stash[_DONE] = {r["nodeid"]: r for r in read_journals(opt.resume)}
+                # crashes and interrupted cases run again (a crash that does not recur is
+                # reported as flaky); every other recorded outcome is done
+                config.stash[_DONE] = {
+                    r["nodeid"]: r
+                    for r in read_journals(opt.resume)
+                    if r.get("outcome") not in ("crash", "interrupted")
+                }
         except OSError as e:
             raise pytest.UsageError(f"--resume: {e}") from None
         for w in caught[:20]:  # malformed lines: skipped, and said so

@@ -121,3 +121,49 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
         if tr is not None:
             tr.write_line(f"cts: {bad} cases recorded as failed/crash/timeout earlier in this resumed sweep")
+
+
+def _harness_errors(tr) -> int:
+    return sum(1 for r in tr.stats.get("error", []) if getattr(r, "when", "") in ("setup", "call"))
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Harness errors are said apart from device verdicts, in one line."""
+    n = _harness_errors(terminalreporter)
+    if n:
+        terminalreporter.write_line(
+            f"cts: {n} harness errors (not device verdicts): the suite could not judge these cases "
+            "(a host tool missing or failing, a suite defect); see the ERRORS section",
+            red=True,
+        )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """JUnit (``--junitxml``): a harness error of the call phase is an
+    ``<error>``, like pytest's own set-up errors, not a ``<failure>`` of the
+    device (pytest's writer files every failed call as a failure; the
+    testcase carries the property ``cts_outcome=error``)."""
+    path = getattr(config.option, "xmlpath", None)
+    if not path or hasattr(config, "workerinput") or not os.path.exists(path):
+        return
+    import xml.etree.ElementTree as ET
+
+    try:
+        tree = ET.parse(path)
+    except (ET.ParseError, OSError):
+        return
+    moved: dict = {}
+    for suite in tree.getroot().iter("testsuite"):
+        for case in suite.iter("testcase"):
+            props = {p.get("name"): p.get("value") for p in case.iter("property")}
+            fail = case.find("failure")
+            if props.get("cts_outcome") == "error" and fail is not None:
+                fail.tag = "error"
+                moved[suite] = moved.get(suite, 0) + 1
+    if not moved:
+        return
+    for suite, n in moved.items():
+        suite.set("failures", str(int(suite.get("failures", "0")) - n))
+        suite.set("errors", str(int(suite.get("errors", "0")) + n))
+    tree.write(path, encoding="utf-8", xml_declaration=True)

@@ -27,7 +27,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from cts.report.journal import BAD_OUTCOMES, OUTCOMES, rerun_of
+from cts.report.journal import DEVICE_BAD, OUTCOMES, rerun_of
 
 __all__ = ["html_report", "matrix_axes", "find_chromium", "open_in_chromium", "BrowserView"]
 
@@ -36,7 +36,8 @@ COLOURS = {
     "failed": "#d12f2f",
     "crash": "#7a1010",
     "timeout": "#b3541e",
-    "error": "#d12f2f",
+    "error": "#6b6bd6",
+    "interrupted": "#c7c7d9",
     "skipped": "#9aa3ad",
     "xfailed": "#e0b000",
     "xpassed": "#8f3fbf",
@@ -83,7 +84,7 @@ def e(x) -> str:
 
 def status_of(c: Counter) -> str:
     """Worst outcome wins (peer-suites.md F.1: pass < skip < fail)."""
-    for k in ("crash", "timeout", "error", "failed", "xpassed"):
+    for k in ("crash", "timeout", "failed", "xpassed", "error", "interrupted"):
         if c.get(k):
             return k
     if c.get("passed"):
@@ -276,8 +277,8 @@ def _env(sessions: list[dict]) -> str:
     return f'<table class="env">{body}</table>'
 
 
-def _failures(rows: list[dict]) -> str:
-    bad = [r for r in rows if r.get("outcome") in (*BAD_OUTCOMES, "xpassed")]
+def _failures(rows: list[dict], outcomes=(*DEVICE_BAD, "xpassed")) -> str:
+    bad = [r for r in rows if r.get("outcome") in outcomes]
     if not bad:
         return "<p>None.</p>"
     out = [
@@ -360,9 +361,21 @@ def html_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
         parts.append(_matrix(fam, fams[fam]))
     parts.append("<h2>Measured error against the allowed bound (float cases)</h2>")
     parts.append(error_plot(rows))
-    bad = sum(tot.get(k, 0) for k in (*BAD_OUTCOMES, "xpassed"))
-    parts.append(f"<h2>Failures, crashes, timeouts, unexpected passes ({bad})</h2>")
+    bad = sum(tot.get(k, 0) for k in (*DEVICE_BAD, "xpassed"))
+    parts.append(f"<h2>Failures: device verdicts (failed, crash, timeout, unexpected pass) ({bad})</h2>")
     parts.append("<p>Click a column header to sort.</p>" + _failures(rows))
+    if tot.get("error"):
+        parts.append(f"<h2>Harness errors: not device verdicts ({tot['error']})</h2>")
+        parts.append(
+            "<p>The suite could not judge these cases (a host tool missing or failing, a suite defect).</p>"
+            + _failures(rows, ("error",))
+        )
+    if tot.get("interrupted"):
+        parts.append(f"<h2>Interrupted: not judged ({tot['interrupted']})</h2>")
+        parts.append(
+            "<p>In flight when the whole run died; <code>--resume</code> runs them again.</p>"
+            + _failures(rows, ("interrupted",))
+        )
     xf = [r for r in rows if r.get("outcome") == "xfailed"]
     if xf:
         parts.append(f"<h2>Expected failures ({len(xf)}, from expectations files)</h2>")

@@ -9,10 +9,16 @@ Line kinds:
 * ``{"kind": "session", ...}``: one header per run (device, driver,
   versions, seed, command line), written by the controller.
 * ``{"kind": "start", "nodeid": ...}``: written *before* a case runs.  A
-  start without a later result means the process died inside that case;
-  the reader turns it into a ``crash`` row (or ``timeout`` when it lasted
-  longer than the per-case timeout), so a crash is never silently lost, even
-  without pytest-xdist.
+  start without a later result means the process ended inside that case.
+  Each process also keeps a fault log beside its journal (``X.fault`` for
+  ``X.jsonl``, Python's faulthandler): when it holds a fatal signal
+  (SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE) the case crashed its own
+  process and the reader makes it a ``crash`` row with that text; when it is
+  empty the whole run was killed from outside (SIGKILL, SIGTERM, a CI limit)
+  and the case is ``interrupted``: not a verdict, ``--resume`` runs it
+  again.  A crash the xdist controller saw (a worker died) is a ``crash``
+  row of its own, or a ``timeout`` when it lasted longer than the case's
+  limit.
 * ``{"kind": "note", "text": ...}``: a warning of the run worth keeping in
   the report (stale expectations entry, resumed cases).
 * ``{"kind": "interrupted", "nodeid": ...}``: the user interrupted the sweep
@@ -35,13 +41,32 @@ import warnings
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["Journal", "read_journals", "journal_files", "rerun_of", "OUTCOMES", "BAD_OUTCOMES"]
+__all__ = [
+    "Journal",
+    "read_journals",
+    "journal_files",
+    "rerun_of",
+    "fault_log_of",
+    "OUTCOMES",
+    "BAD_OUTCOMES",
+    "DEVICE_BAD",
+    "NOT_JUDGED",
+]
 
-# passed / failed (wrong result or case error) / skipped (with reason) /
-# xfailed (listed in an expectations file and failing) / xpassed (listed but
-# now passing) / crash (the process died) / timeout (pytest-timeout) / error
-# (the set-up of the case failed)
-OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "crash", "timeout", "error")
+# Three kinds of outcome that never mix (README "Outcomes"):
+# * device verdicts: passed / failed (wrong result, or the driver refused or
+#   failed a case it claims) / crash (the case's own process died by a fatal
+#   signal) / timeout (the case hung past its limit); xfailed / xpassed are
+#   verdicts matched against an expectations file;
+# * skipped, with the reason (the device does not claim it, or the suite does
+#   not realize it here);
+# * not judged: error (the harness could not judge: a host tool missing or
+#   failing, a suite defect, a failed set-up) and interrupted (the whole run
+#   died while the case ran: SIGKILL, SIGTERM, a CI limit; ``--resume`` runs
+#   it again).
+OUTCOMES = ("passed", "failed", "skipped", "xfailed", "xpassed", "crash", "timeout", "error", "interrupted")
+DEVICE_BAD = ("failed", "crash", "timeout")
+NOT_JUDGED = ("error", "interrupted")
 BAD_OUTCOMES = ("failed", "crash", "timeout", "error")
 
 
@@ -59,12 +84,31 @@ class Journal:
                     self._fh.write("\n")
                     self._fh.flush()
 
+    def watch_fatal_signals(self) -> None:
+        """Keep this process's fatal-signal traceback (faulthandler) in its
+        fault log, so the reader can tell a case that crashed its process
+        from a run killed from outside (``_from_start``)."""
+        import faulthandler
+
+        self._fault = open(fault_log_of(self.path), "a", encoding="utf-8")
+        faulthandler.enable(file=self._fault, all_threads=True)
+
     def append(self, row: dict) -> None:
         self._fh.write(json.dumps(row, sort_keys=True, default=str) + "\n")
         self._fh.flush()
 
     def close(self) -> None:
         self._fh.close()
+        fault = getattr(self, "_fault", None)
+        if fault is not None:
+            import faulthandler
+
+            faulthandler.disable()
+            fault.close()
+            self._fault = None
+            log = fault_log_of(self.path)
+            if log.exists() and log.stat().st_size == 0:
+                log.unlink()
 
 
 def journal_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
@@ -109,6 +153,23 @@ def _lines(f: Path):
         yield row
 
 
+def fault_log_of(journal: str | os.PathLike) -> Path:
+    """The faulthandler log of the process that writes ``journal``."""
+    p = Path(journal)
+    return p.with_name(p.name.removesuffix(".gz").removesuffix(".jsonl") + ".fault")
+
+
+def _fatal_signal(journal: str | None) -> str:
+    """The fatal-error text the process of ``journal`` left, or ''."""
+    if not journal:
+        return ""
+    try:
+        text = fault_log_of(journal).read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    return text if "Fatal Python error" in text else ""
+
+
 def _from_start(start: dict, crash: dict | None) -> dict:
     """A crash row for a case that started and never reported (or that the
     xdist controller reported as crashed), with the case fields of its start
@@ -126,20 +187,57 @@ def _from_start(start: dict, crash: dict | None) -> dict:
         row["reason"] = f"killed after {ran:.1f} s (per-case timeout {limit} s); " + str(
             row.get("reason") or "process died"
         )
-    else:
+    elif crash is not None:
         row["outcome"] = "crash"
         row["reason"] = row.get("reason") or "the process died while running this case (no result recorded)"
+    elif fatal := _fatal_signal(start.get("_file")):
+        row["outcome"] = "crash"
+        row["reason"] = f"the case's process died by a fatal signal while running it: {fatal[:3000]}"
+    else:
+        row["outcome"] = "interrupted"
+        row["reason"] = (
+            "in flight when the whole run ended from outside (killed, SIGTERM, a time limit): "
+            "not a verdict; --resume runs it again"
+        )
     return row
+
+
+def _t(row: dict) -> float:
+    try:
+        return float(row.get("time") or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _earlier_crash(final: dict, results: list[dict], starts: list[dict]) -> dict | None:
+    """The newest crash (or hang) of this case before its final row: a crash
+    row, or a start marker whose process died by a fatal signal before any
+    result of that process.  None when there is none."""
+    found = [
+        r
+        for r in results
+        if r is not final and _t(r) <= _t(final) and r.get("outcome") in ("crash", "timeout")
+    ]
+    for s in starts:
+        if _t(s) < _t(final) and not any(
+            r.get("_file") == s.get("_file") and _t(r) >= _t(s) for r in results
+        ):
+            if _fatal_signal(s.get("_file")):
+                found.append(_from_start(s, None))
+    return max(found, key=_t) if found else None
 
 
 def read_journals(paths: Iterable[str | os.PathLike], header: bool = False) -> list[dict]:
     """Case rows of all journals, one per node id (the newest wins).
 
     Malformed lines are skipped with a warning.  Cases that started but have
-    no result become ``crash``/``timeout`` rows.  With ``header`` the session
-    and note rows (kind "session" / "note") come first."""
-    results: dict[str, dict] = {}
-    starts: dict[str, dict] = {}
+    no result become ``crash`` / ``timeout`` / ``interrupted`` rows
+    (``_from_start``).  A case that crashed or hung and gave another outcome
+    when run again keeps the earlier one in ``flaky_outcome`` /
+    ``flaky_reason``.  With ``header`` the session and note rows (kind
+    "session" / "note") come first."""
+    results: dict[str, list[dict]] = {}
+    starts: dict[str, list[dict]] = {}
     sessions: list[dict] = []
     for f in journal_files(paths):
         for row in _lines(f):
@@ -150,25 +248,28 @@ def read_journals(paths: Iterable[str | os.PathLike], header: bool = False) -> l
             nid = row.get("nodeid")
             if not isinstance(nid, str):
                 continue
+            row["_file"] = str(f)
             if kind == "interrupted":  # the user stopped the sweep inside this case: not run, not a crash
-                st = starts.get(nid)
-                if st is not None and float(st.get("time") or 0) <= float(row.get("time") or 0):
-                    del starts[nid]
+                starts[nid] = [s for s in starts.get(nid, []) if _t(s) > _t(row)]
                 continue
-            table = starts if kind == "start" else results
-            old = table.get(nid)
-            if old is None or float(row.get("time") or 0) >= float(old.get("time") or 0):
-                table[nid] = row
+            (starts if kind == "start" else results).setdefault(nid, []).append(row)
     out: dict[str, dict] = {}
-    for nid, row in results.items():
-        st = starts.get(nid)
-        if row.get("outcome") == "crash" and st is not None:
-            row = _from_start(st, row)
+    for nid in set(results) | set(starts):
+        res = max(results.get(nid, []), key=_t, default=None)
+        st = max(starts.get(nid, []), key=_t, default=None)
+        if res is None and st is None:  # stopped by the user (Ctrl-C) before any result: not run
+            continue
+        if res is not None and (st is None or _t(res) >= _t(st)):
+            row = _from_start(st, res) if res.get("outcome") == "crash" and st is not None else dict(res)
+            before = _earlier_crash(res, results.get(nid, []), starts.get(nid, []))
+            if before is not None and before.get("outcome") != row.get("outcome"):
+                first = str(before.get("reason") or "").strip().splitlines()
+                row["flaky_outcome"] = before.get("outcome")
+                row["flaky_reason"] = first[0][:300] if first else ""
+        else:
+            row = _from_start(st, None)  # started after its last result and never ended
+        row.pop("_file", None)
         out[nid] = row
-    for nid, st in starts.items():
-        res = results.get(nid)
-        if res is None or float(res.get("time") or 0) < float(st.get("time") or 0):
-            out[nid] = _from_start(st, None)  # started after its last result and never ended
     rows = sorted(out.values(), key=lambda r: (str(r.get("family", "")), r["nodeid"]))
     return sessions + rows if header else rows
 

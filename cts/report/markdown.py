@@ -15,7 +15,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from cts.report.journal import OUTCOMES, read_journals, rerun_of
+from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, OUTCOMES, read_journals, rerun_of
 
 __all__ = ["markdown_report", "write_reports", "summarize", "main"]
 
@@ -38,8 +38,12 @@ def summarize(rows) -> dict:
 
 
 def _row_status(outcomes: Counter) -> str:
-    if outcomes.get("failed") or outcomes.get("crash") or outcomes.get("timeout") or outcomes.get("error"):
+    if any(outcomes.get(k) for k in DEVICE_BAD):
         return "FAIL"
+    if outcomes.get("error"):
+        return "ERROR (not judged)"
+    if outcomes.get("interrupted"):
+        return "interrupted"
     if outcomes.get("xpassed"):
         return "XPASS"
     if outcomes.get("passed") and not outcomes.get("skipped"):
@@ -75,6 +79,7 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
         out += ["", "Notes:", ""] + [f"* {n}" for n in notes]
     tot = summarize(rows)
     out += ["", "Totals: " + ", ".join(f"{k} {v}" for k, v in tot.items() if v), ""]
+    out += [f"* {line}" for line in not_judged_lines(tot)] + ([""] if not_judged_lines(tot) else [])
 
     # summary per family, backend, device
     groups: dict[tuple, Counter] = defaultdict(Counter)
@@ -127,8 +132,58 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
         )
     )
 
-    bad = [r for r in rows if r.get("outcome") in ("failed", "crash", "timeout", "error", "xpassed")]
-    out += ["", f"## Failures ({len(bad)})", ""]
+    bad = [r for r in rows if r.get("outcome") in (*DEVICE_BAD, "xpassed")]
+    out += ["", f"## Failures: device verdicts ({len(bad)})", ""]
+    out += _case_blocks(bad)
+    errs = [r for r in rows if r.get("outcome") == "error"]
+    if errs:
+        out += ["", f"## Harness errors: not device verdicts ({len(errs)})", ""]
+        out += ["The suite could not judge these cases (a host tool missing or failing, a suite defect).", ""]
+        out += _case_blocks(errs)
+    flaky = [r for r in rows if r.get("flaky_outcome")]
+    if flaky:
+        out += ["", f"## Flaky: a different outcome when run again ({len(flaky)})", ""]
+        out.append(
+            tabulate(
+                [
+                    [r.get("nodeid"), r.get("flaky_outcome"), r.get("outcome"), r.get("flaky_reason")]
+                    for r in flaky
+                ],
+                headers=["case", "first", "then", "first reason"],
+                tablefmt="github",
+            )
+        )
+    intr = [r for r in rows if r.get("outcome") == "interrupted"]
+    if intr:
+        out += ["", f"## Interrupted: not judged ({len(intr)})", ""]
+        out += ["In flight when the whole run died; `--resume` runs them again.", ""]
+        out += [f"* `{r.get('nodeid')}`" for r in intr[:200]]
+    xf = [r for r in rows if r.get("outcome") == "xfailed"]
+    if xf:
+        out += ["", f"## Expected failures ({len(xf)}, from expectations files)", ""]
+        out.append(
+            tabulate(
+                [[r.get("nodeid"), r.get("reason")] for r in xf], headers=["case", "entry"], tablefmt="github"
+            )
+        )
+    return "\n".join(out) + "\n"
+
+
+def not_judged_lines(tot: dict) -> list[str]:
+    """The report's and the CLI's words for outcomes that are not verdicts."""
+    out = []
+    if tot.get("error"):
+        out.append(f"{tot['error']} harness errors (not device verdicts): the suite could not judge them")
+    if tot.get("interrupted"):
+        out.append(
+            f"interrupted: {tot['interrupted']} cases were in flight when the run died (not verdicts); "
+            "--resume runs them again"
+        )
+    return out
+
+
+def _case_blocks(bad: list[dict]) -> list[str]:
+    out = []
     for r in bad[:200]:
         out.append(f"### {r.get('nodeid')} - {r.get('outcome')}")
         out.append("")
@@ -140,16 +195,8 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
         out.append(f"rerun: `{rerun_of(r)}`")
         out.append("")
     if len(bad) > 200:
-        out.append(f"... {len(bad) - 200} more failures in the journal")
-    xf = [r for r in rows if r.get("outcome") == "xfailed"]
-    if xf:
-        out += ["", f"## Expected failures ({len(xf)}, from expectations files)", ""]
-        out.append(
-            tabulate(
-                [[r.get("nodeid"), r.get("reason")] for r in xf], headers=["case", "entry"], tablefmt="github"
-            )
-        )
-    return "\n".join(out) + "\n"
+        out.append(f"... {len(bad) - 200} more in the journal")
+    return out
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
@@ -218,4 +265,8 @@ def main(argv: list[str]) -> int:
         print(p)
     tot = summarize(cases)
     print(", ".join(f"{k} {v}" for k, v in tot.items() if v))
-    return 0
+    for line in not_judged_lines(tot):
+        print(line)
+    # non-zero when anything is not a pass: device verdicts (failed, crash, timeout, unexpected
+    # pass) and cases the suite could not judge (harness errors)
+    return 1 if any(tot.get(k) for k in (*BAD_OUTCOMES, "xpassed", "interrupted")) else 0
