@@ -69,7 +69,11 @@ def _candidates(name: str) -> list[Path]:
     if env:
         return [Path(env) / name]
     out = []
-    for base in [Path(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")] + [Path(sys.prefix) / "lib"]:
+    # the interpreter's own site-packages, then every sys.path entry (a venv's site-packages on
+    # PYTHONPATH of another interpreter, e.g. lavapipe's glibc-2.41 copy of Python)
+    bases = [Path(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")]
+    bases += [Path(s) for s in sys.path if s] + [Path(sys.prefix) / "lib"]
+    for base in bases:
         out.append(base / "cmeel.prefix" / "bin" / name)
     out.append(Path(sys.executable).parent / name)
     found = shutil.which(name)

@@ -452,10 +452,10 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         outcome_name = "skipped"
     elif _is_timeout(report):
         outcome_name = "timeout"
-    elif report.failed and report.when == "call" and harness_cause(call):
+    elif report.failed and report.when == "call" and (cause := harness_cause(call)):
         outcome_name = "error"
         report.cts_outcome = "error"  # read by pytest_report_teststatus (also on the xdist controller)
-        if harness_cause(call) == "harness":  # the message says it all; a traceback adds nothing
+        if cause == "harness":  # the message says it all; a traceback adds nothing
             report.longrepr = f"HARNESS ERROR (not a device verdict): {call.excinfo.value}"
     elif report.failed:
         outcome_name = "failed" if report.when == "call" else "error"
