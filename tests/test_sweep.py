@@ -120,17 +120,21 @@ def test_plain_xdist_and_merged_shards_give_the_same_cases_and_outcomes(tmp_path
     junit = tmp_path / "junit.xml"
     shard_sets = []
     for k in (1, 2):  # both shards into one report folder, as CI jobs sharing a volume would
-        p = run_cts(*base, "--shard", f"{k}/2", "--report-dir", str(tmp_path / "r"), "--junitxml", str(junit))
+        p = run_cts(
+            *base, "--shard", f"{k}/2", "--run-id", "sweep-1", "--report-dir", str(tmp_path / "r"),
+            "--junitxml", str(junit),
+        )  # fmt: skip
         assert p.returncode in (0, 1), p.stderr[-2000:]
         shard_sets.append({r.attrib["name"] for r in ET.parse(junit).getroot().iter("testcase")})
     assert shard_sets[0] and shard_sets[1] and not shard_sets[0] & shard_sets[1]
     assert len(shard_sets[0]) + len(shard_sets[1]) == 197
     results_rows = [
-        ln for f in (tmp_path / "r" / "journal").glob("*.jsonl") for ln in f.read_text().splitlines()
+        ln for f in (tmp_path / "r" / "journal").rglob("*.jsonl") for ln in f.read_text().splitlines()
         if '"outcome"' in ln and '"kind"' not in ln
     ]  # fmt: skip
     assert len(results_rows) == 197  # no case ran in both shards, none twice
-    assert verdicts(tmp_path / "r" / "results.csv") == plain  # the report of the last shard merges both
+    # the report of the last shard merges both: one run (--run-id), two sessions
+    assert verdicts(tmp_path / "r" / "results.csv") == plain
     # and merged again by the CLI from the journal folder alone
     p = cts_report(str(tmp_path / "r" / "journal"), "--out", str(tmp_path / "m"))
     assert p.returncode == 1, p.stderr  # the merged run has device failures: the merge says so
@@ -177,7 +181,7 @@ def test_resume_runs_only_what_is_missing(unsharded, tmp_path):
     assert f"{len(first)} deselected" in p.stdout
     assert results(d / "results.csv") == plain
     starts = [
-        ln for f in (d / "journal").glob("*.jsonl") for ln in f.read_text().splitlines() if '"start"' in ln
+        ln for f in (d / "journal").rglob("*.jsonl") for ln in f.read_text().splitlines() if '"start"' in ln
     ]
     assert len(starts) == 56  # no case ran twice
     assert f"--resume: {len(first)} cases already recorded" in (d / "report.md").read_text()
@@ -207,7 +211,7 @@ def test_resume_reruns_cases_recorded_under_another_configuration(tmp_path, chan
         pytest.skip("no Intel OpenCL device here")
     assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-1500:]
     assert p.stdout.splitlines()[-1].startswith("1 passed, 465 deselected"), p.stdout[-800:]  # it ran again
-    note = "recorded cases are from another run configuration"
+    note = "recorded cases are from another configuration"
     assert note in (d / "report.md").read_text()
     with open(d / "results.csv", newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))

@@ -46,6 +46,12 @@ class Backend:
     def describe(self) -> DeviceInfo:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def identity(self) -> dict:
+        """What names this device in a record of verdicts (journal
+        ``ident``) beyond ``describe()``: {"device": name, "faults": [...]}
+        where a backend names them apart.  Default: nothing more."""
+        return {}
+
     def unsupported(self, case) -> str | None:
         """A skip reason naming what is missing, or None if the case can run."""
         if not hasattr(self, f"run_{case.family}"):

@@ -21,13 +21,17 @@ import time
 
 from cts.backends.base import CaseError
 
-__all__ = ["HostileEmulation", "FAULTS"]
+__all__ = ["HostileEmulation", "FAULTS", "PROCESS_FAULTS"]
 
 FAULTS: dict[str, str] = {
     "hostile_segv_M2": "the driver kills the process (SIGSEGV) in intel_mma cases with M=2 (needs CTS_HOSTILE=1)",
     "hostile_hang_M2": "the driver hangs forever in intel_mma cases with M=2 (needs CTS_HOSTILE=1)",
     "hostile_markup_log_M2": "intel_mma cases with M=2 fail to build with a build log full of HTML/script",
 }
+
+# faults that end or wedge the process rather than change a result: not part
+# of the device's identity in a record (EmulatorBackend.identity)
+PROCESS_FAULTS = ("hostile_segv_M2", "hostile_hang_M2")
 
 MARKUP_LOG = '<script>alert("pwned")</script><img src=x onerror=alert(1)> & </pre><b>bold</b>'
 

@@ -282,6 +282,19 @@ class EmulatorBackend(*_MIXINS, Backend):
         except ValueError as e:
             raise BackendError(str(e)) from None
 
+    def identity(self) -> dict:
+        """The faults that make it a different device.  The hostile crash
+        and hang faults are left out: they model a driver that dies or hangs
+        now and then (a process event), not other results, so a resumed run
+        without them continues the same record and a crash that does not
+        recur shows as changed (cts/backends/emu_hostile.py)."""
+        from cts.backends.emu_hostile import PROCESS_FAULTS
+
+        return {
+            "device": "numpy emulator",
+            "faults": sorted(f for f in self.faults if f not in PROCESS_FAULTS),
+        }
+
     def describe(self) -> DeviceInfo:
         return DeviceInfo(
             backend="emulator",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import platform
-import re
 import shlex
 import sys
 import time
@@ -21,7 +20,7 @@ import pytest
 
 from cts.backends import BACKENDS, make_backend
 from cts.errors import BackendError, CaseError, HarnessError, Unsupported
-from cts.report.journal import Journal
+from cts.report.journal import Journal, JournalWriteError, file_header, ident_key, new_run_id
 from reference.data import TIERS
 from reference.tolerance import PROFILES
 
@@ -44,7 +43,6 @@ ROOM_PLUGINS: tuple[str, ...] = (
     "cts.plugin.spirv",
 )
 ROOM_PLUGINS += ("cts.plugin.numerics",)  # --emulator-model, --numerics-tiles
-_JOURNAL_KEY = pytest.StashKey[Journal]()
 
 
 # ---------------------------------------------------------------- options
@@ -92,6 +90,13 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
         help="where the journal and the reports of this run go (default reports/latest)",
     )
     g.addoption("--no-report", action="store_true", help="write no journal and no report")
+    g.addoption(
+        "--run-id",
+        default=None,
+        metavar="ID",
+        help="the id of this run's journals (default: a new one, UTC time + random); shards of one "
+        "sweep given the same id into one --report-dir report as one run",
+    )
     import importlib
 
     for mod in ROOM_PLUGINS:
@@ -102,14 +107,23 @@ def _usage(msg: str):
     raise pytest.UsageError(msg)
 
 
-def _parse_int(name: str, text: str, lo: int = 0) -> int:
+def _parse_int(name: str, text: str, lo: int = 0, hi: int | None = None) -> int:
+    """A decimal (leading zeros allowed: ``007``) or 0x-hex integer option."""
+    t = str(text).strip()
     try:
-        v = int(str(text), 0)
+        v = int(t, 16) if t.lower().startswith(("0x", "-0x")) else int(t, 10)
     except ValueError:
         _usage(f"{name} expects an integer, got {text!r}")
     if v < lo:
         _usage(f"{name} must be >= {lo}, got {v}")
+    if hi is not None and v > hi:
+        _usage(f"{name} must be <= {hi}, got {v}")
     return v
+
+
+# upper bound of --subgroups: 4096 subgroups of 32 lanes are 131072 work-items per launch, far past
+# what any case needs to fill a device; beyond it the host buffers of one case reach gigabytes
+MAX_SUBGROUPS = 4096
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -122,7 +136,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(opt, "backend"):
         return
     seed = _parse_int("--seed", opt.seed)
-    subgroups = _parse_int("--subgroups", opt.subgroups, lo=2)
+    subgroups = _parse_int("--subgroups", opt.subgroups, lo=2, hi=MAX_SUBGROUPS)
     if subgroups % 2:
         _usage("--subgroups must be even (split cases pair subgroups)")
     if opt.tolerance_profile not in PROFILES:
@@ -156,9 +170,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     h = config.stash.get(HARNESS, None)
     if h is not None:
         h.backend.close()
-    j = config.stash.get(_JOURNAL_KEY, None)
-    if j is not None:
-        j.close()
+    st = config.stash.get(RUN, None)
+    if st is not None and st.journal is not None:
+        st.journal.close()
 
 
 # ---------------------------------------------------------- parametrize
@@ -322,18 +336,71 @@ def cts(request: pytest.FixtureRequest) -> CaseRunner:
 
 
 # --------------------------------------------------------------- journal
-def _journal(config: pytest.Config) -> Journal | None:
-    if config.option.no_report:
+class RunState:
+    """This process's part of the run: the run id (the controller's, handed
+    to xdist workers), the configuration it records under, its journal
+    (opened on the first row: ``--co`` or an empty selection writes
+    nothing) and the first write error, after which the run stops."""
+
+    def __init__(self, run_id: str, report_dir: Path):
+        self.run_id = run_id
+        self.dir = report_dir / "journal" / run_id
+        self.journal: Journal | None = None
+        self.write_error = ""
+        self.session_written = False
+        self.selected: int | None = None
+
+
+RUN = pytest.StashKey[RunState]()
+
+
+def run_state(config: pytest.Config) -> RunState | None:
+    if getattr(config.option, "no_report", True) or config.stash.get(HARNESS, None) is None:
         return None
-    j = config.stash.get(_JOURNAL_KEY, None)
-    if j is None:
+    st = config.stash.get(RUN, None)
+    if st is None:
+        worker_run = getattr(config, "workerinput", {}).get("cts_run_id")
+        rid = worker_run or config.option.run_id or new_run_id()
+        st = config.stash[RUN] = RunState(rid, Path(config.option.report_dir))
+    return st
+
+
+def _journal(config: pytest.Config) -> Journal | None:
+    st = run_state(config)
+    if st is None or st.write_error:
+        return None
+    if st.journal is None:
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        d = Path(config.option.report_dir) / "journal"
         prefix = getattr(config.option, "cts_journal_prefix", "")
-        j = Journal(d / f"{prefix}{worker}-{os.getpid()}.jsonl")
-        j.watch_fatal_signals()
-        config.stash[_JOURNAL_KEY] = j
-    return j
+        st.journal = Journal(
+            st.dir / f"{prefix}{worker}-{os.getpid()}.jsonl",
+            file_header(st.run_id, run_ident(config), worker),
+        )
+    return st.journal
+
+
+def journal_append(config: pytest.Config, row: dict, session: pytest.Session | None = None) -> bool:
+    """Append one row to this process's journal.  A write that fails (disk
+    full, a file-size limit, the folder removed) stops the run with one
+    line; every row written before stays.  False when nothing was written."""
+    j = _journal(config)
+    if j is None:
+        return False
+    try:
+        j.append(row)
+        j.watch_fatal_signals()  # once per process, beside its journal
+        return True
+    except JournalWriteError as e:
+        st = config.stash[RUN]
+        st.write_error = f"cts: {e}; the run stops (every row written before is kept; --resume continues)"
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line(st.write_error, red=True)
+        else:
+            sys.stderr.write(st.write_error + "\n")
+        if session is not None:
+            session.shouldstop = st.write_error
+        return False
 
 
 def _journaled(item: pytest.Item) -> bool:
@@ -381,23 +448,23 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     h = item.config.stash.get(HARNESS, None)
     if h is None or not _journaled(item):
         return
-    j = _journal(item.config)
-    if j is not None:
-        j.append(
-            {
-                "kind": "start",
-                **_case_fields(item),
-                "backend": h.backend.name,
-                "device": h.device.name,
-                "driver": h.device.driver,
-                "seed": h.seed,
-                "profile": h.profile.name,
-                "rerun": h.rerun_command(item.nodeid),
-                "timeout_s": _timeout_of(item),
-                "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
-                "time": time.time(),
-            }
-        )
+    journal_append(
+        item.config,
+        {
+            "kind": "start",
+            **_case_fields(item),
+            "backend": h.backend.name,
+            "device": h.device.name,
+            "driver": h.device.driver,
+            "seed": h.seed,
+            "profile": h.profile.name,
+            "rerun": h.rerun_command(item.nodeid),
+            "timeout_s": _timeout_of(item),
+            "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+            "time": time.time(),
+        },
+        session=item.session,
+    )
 
 
 def _is_timeout(report) -> bool:
@@ -494,26 +561,31 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     for key in ("family", "case_id", "outcome", "max_ratio", "seed", "device"):
         if row.get(key) not in (None, ""):
             item.user_properties.append((f"cts_{key}", str(row[key])))
-    j = _journal(item.config)
-    if j is not None:
-        j.append(row)
+    journal_append(item.config, row, session=item.session)
 
 
 ROW = pytest.StashKey[dict]()
 
 
-def session_header(config: pytest.Config) -> dict:
+def session_header(config: pytest.Config, selected: int) -> dict:
     h = config.stash[HARNESS]
     import numpy
 
+    from cts.plugin.shard import resumed_runs
+
     return {
         "kind": "session",
+        "run": config.stash[RUN].run_id,
+        "selected": selected,
+        "resumes": resumed_runs(config),
         "backend": h.backend.name,
         "device": h.device.as_dict(),
         "seed": h.seed,
         "profile": h.profile.name,
         "tiers": list(h.tiers),
+        "subgroups": h.subgroups,
         "command": " ".join(shlex.quote(a) for a in sys.argv),
+        "cwd": os.getcwd(),
         "python": sys.version.split()[0],
         "numpy": numpy.__version__,
         "pytest": pytest.__version__,
@@ -528,19 +600,28 @@ def session_header(config: pytest.Config) -> dict:
     }
 
 
-def pytest_sessionstart(session: pytest.Session) -> None:
-    config = session.config
-    if config.stash.get(HARNESS, None) is None or config.option.no_report:
+def start_record(config: pytest.Config, selected: int, session: pytest.Session | None = None) -> None:
+    """The controller's session header, once the run knows it runs cases
+    (``selected`` > 0): nothing is written for ``--co`` or an empty
+    selection."""
+    st = run_state(config)
+    if st is None or st.session_written or hasattr(config, "workerinput") or selected <= 0:
         return
-    if not hasattr(config, "workerinput"):  # controller or single process
-        d = Path(config.option.report_dir) / "journal"
-        if d.exists() and not getattr(config.option, "cts_keep_journal", False):
-            prefix = getattr(config.option, "cts_journal_prefix", "")
-            for f in [*d.glob(prefix + "*.jsonl"), *d.glob(prefix + "*.fault")]:
-                f.unlink()
-    j = _journal(config)
-    if j is not None and not hasattr(config, "workerinput"):
-        j.append(session_header(config))
+    st.session_written = True
+    st.selected = selected
+    journal_append(config, session_header(config, selected), session=session)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Single process: the selection is known here (xdist: the controller
+    learns it from the workers, ``cts.plugin.sweep``)."""
+    config = session.config
+    if hasattr(config, "workerinput") or getattr(config.option, "collectonly", False):
+        return
+    if getattr(config.option, "numprocesses", None) and config.pluginmanager.has_plugin("dsession"):
+        return
+    start_record(config, sum(1 for it in session.items if _journaled(it)), session)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -554,33 +635,51 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     ]
 
 
-def run_identity(row: dict) -> tuple:
-    """What makes a recorded verdict valid for another run of the same case
-    id: backend, device, driver, seed and tolerance profile.  The emulator's
-    deliberate faults are left out of its device name (the crash and hang
-    tests resume a run whose 'driver' crashed with the fault removed, as a
-    user resumes after a fixed driver).  Rows written before the profile
-    was recorded count as ``default``."""
-    dev = re.sub(r" \(faults: [^)]*\)$", "", str(row.get("device") or ""))
-    return (
-        row.get("backend"),
-        dev,
-        str(row.get("driver") or ""),
-        str(row.get("seed")),
-        row.get("profile") or "default",
-    )
+def _option_value(v: str) -> str:
+    """A file named by an option is recorded by name and content hash (the
+    same prelude on two machines is one configuration; an edited one is
+    another)."""
+    try:
+        if v and os.path.isfile(v):
+            import hashlib
+
+            with open(v, "rb") as fh:
+                return f"{os.path.basename(v)}@sha256:{hashlib.sha256(fh.read()).hexdigest()[:16]}"
+    except OSError:
+        pass
+    return v
 
 
-def current_identity(config: pytest.Config) -> tuple | None:
-    h = config.stash.get(HARNESS, None)
-    if h is None:
+def run_ident(config: pytest.Config) -> dict:
+    """The configuration this run's verdicts belong to (journal ``ident``):
+    the device's identity and every option that changes a verdict (the
+    rerun arguments of the rooms: preludes, assumed extensions, coop
+    profile and forms, emulator model, ...)."""
+    h = config.stash[HARNESS]
+    d = h.device
+    extra = h.backend.identity() or {}
+    room: list[str] = []
+    for plugin in config.pluginmanager.get_plugins():
+        fn = getattr(plugin, "cts_rerun_args", None)
+        if callable(fn):
+            room += [_option_value(str(a)) for a in fn(config)]
+    return {
+        "backend": h.backend.name,
+        "device": extra.get("device", d.name),
+        "platform": d.platform,
+        "driver": d.driver,
+        "version": d.version,
+        "faults": list(extra.get("faults", [])),
+        "seed": h.seed,
+        "profile": h.profile.name,
+        "tiers": list(h.tiers),
+        "subgroups": h.subgroups,
+        "options": room,
+    }
+
+
+def current_cfg(config: pytest.Config) -> str | None:
+    """The configuration key of this run (None without a harness)."""
+    if config.stash.get(HARNESS, None) is None:
         return None
-    return run_identity(
-        {
-            "backend": h.backend.name,
-            "device": h.device.name,
-            "driver": h.device.driver,
-            "seed": h.seed,
-            "profile": h.profile.name,
-        }
-    )
+    return ident_key(run_ident(config))

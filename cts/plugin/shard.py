@@ -8,8 +8,10 @@ JOURNAL`` and ``--expectations FILE`` (issue 4; peer-suites.md A.7, F.1, F.2).
   case set.  Each shard writes journal files named ``shardKofN-*.jsonl`` and
   clears only its own, so shards can share one report folder.
 * ``--resume JOURNAL`` (file or folder, repeatable) deselects the cases that
-  already have a row in it and keeps the journal, so an interrupted sweep
-  continues where it stopped; the final report merges old and new rows.
+  already have a verdict in it *for this run's configuration* (device
+  identity and verdict-changing options, ``cts.plugin.run_ident``), so an
+  interrupted sweep continues where it stopped; crashed, interrupted and
+  harness-error cases run again.  The report merges old and new rows.
 * ``--expectations FILE`` (repeatable) applies known failures / skips, see
   ``cts/report/expectations.py``.
 """
@@ -20,14 +22,15 @@ import hashlib
 import os
 import time
 import warnings
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from cts.report.expectations import Entry, load_expectations, match
-from cts.report.journal import read_journals
+from cts.report.journal import read_record
 
-__all__ = ["parse_shard", "shard_of"]
+__all__ = ["parse_shard", "shard_of", "resumed_runs"]
 
 _ENTRIES = pytest.StashKey[list]()
 _DONE = pytest.StashKey[dict]()
@@ -96,34 +99,25 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--resume: journal not found: {p}")
     if opt.resume:
         try:  # read once, here: an unreadable journal is a usage error, not a traceback
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                # crashes and interrupted cases run again (a crash that does not recur is
-                # reported as flaky); every other recorded outcome is done
-                config.stash[_DONE] = {
-                    r["nodeid"]: r
-                    for r in read_journals(opt.resume)
-                    if r.get("outcome") not in ("crash", "interrupted")
-                }
+            rec = read_record(opt.resume)
         except OSError as e:
             raise pytest.UsageError(f"--resume: {e}") from None
-        for w in caught[:20]:  # malformed lines: skipped, and said so
-            config.issue_config_time_warning(pytest.PytestWarning(f"--resume: {w.message}"), stacklevel=2)
-        jdir = Path(getattr(opt, "report_dir", "reports/latest")) / "journal"
-        opt.cts_keep_journal = any(_overlaps(Path(p), jdir) for p in opt.resume)
+        for p in rec.problems[:20]:  # bad lines: skipped, and said so
+            config.issue_config_time_warning(
+                pytest.PytestWarning(f"--resume: journal problem: {p}"), stacklevel=2
+            )
+        config.stash[_DONE] = rec
     try:
         config.stash[_ENTRIES] = load_expectations(opt.expectations)
     except ValueError as e:
         raise pytest.UsageError(str(e)) from None
 
 
-def _overlaps(a: Path, b: Path) -> bool:
-    """Whether one of two paths is (inside) the other: the run's own journal
-    folder is kept only when ``--resume`` names it (or a file in it or its
-    report folder); resuming from elsewhere starts a fresh journal here, so
-    rows of an older run in the report folder never leak into the report."""
-    a, b = a.resolve(), b.resolve()
-    return a == b or a in b.parents or b in a.parents
+def resumed_runs(config: pytest.Config) -> list[str]:
+    """The run ids of the journals given to ``--resume`` (recorded in the
+    session header: a complete resumed run covers the runs it continues)."""
+    rec = config.stash.get(_DONE, None)
+    return sorted(rec.runs) if rec is not None else []
 
 
 def _names(item: pytest.Item) -> tuple[str, ...]:
@@ -140,40 +134,43 @@ def _note(config: pytest.Config, text: str) -> None:
     warnings.warn(pytest.PytestWarning(text), stacklevel=2)
     if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0" or config.option.no_report:
         return
-    from cts.plugin import _journal
+    from cts.plugin import journal_append
 
-    j = _journal(config)
-    if j is not None:
-        j.append({"kind": "note", "text": text, "time": time.time()})
+    journal_append(config, {"kind": "note", "text": text, "time": time.time()})
 
 
-def _resumable(
-    config: pytest.Config, recorded: dict[str, dict], collected: set[str] | None = None
-) -> set[str]:
-    """The recorded cases whose verdict holds for this run: recorded with the
-    same backend, device, driver, seed and profile (``plugin.run_identity``).
-    The others run again, and the report says how many and why."""
-    if not recorded:
+# recorded outcomes that --resume runs again: not verdicts (interrupted, a harness error) and
+# crashes (a crash that does not recur is reported as changed)
+RUN_AGAIN = ("crash", "interrupted", "error")
+
+
+def _resumable(config: pytest.Config, rec, collected: set[str] | None = None) -> set[str]:
+    """The recorded cases whose verdict holds for this run: recorded under
+    the same configuration (``cts.plugin.run_ident``).  The others run
+    again, and the report says how many and why."""
+    if rec is None:
         return set()
-    from cts.plugin import current_identity, run_identity
+    from cts.plugin import current_cfg, run_ident
+    from cts.report.journal import ident_label
 
-    now = current_identity(config)
-    if now is None:
-        return set(recorded)
-    done, other = set(), {}
-    for nid, row in recorded.items():
-        ident = run_identity(row)
-        if ident == now:
-            done.add(nid)
-        elif collected is None or nid in collected:  # only cases this run collects are rerun
-            other[ident] = other.get(ident, 0) + 1
-    for ident, n in sorted(other.items(), key=lambda kv: -kv[1]):
-        backend, dev, driver, seed, profile = ident
+    now = current_cfg(config)
+    done: set[str] = set()
+    other: Counter = Counter()
+    mine_recorded: set[str] = set()
+    for r in rec.rows:
+        if r.get("cfg") == now:
+            mine_recorded.add(r["nodeid"])
+            if r.get("outcome") not in RUN_AGAIN:
+                done.add(r["nodeid"])
+    for r in rec.rows:
+        nid = r["nodeid"]
+        if r.get("cfg") != now and nid not in mine_recorded and (collected is None or nid in collected):
+            other[r.get("cfg")] += 1
+    for cfg, n in other.most_common():
         _note(
             config,
-            f"--resume: {n} recorded cases are from another run configuration (backend {backend}, "
-            f"device {dev!r}, driver {driver!r}, seed {seed}, profile {profile}; this run: "
-            f"{', '.join(map(str, now))}) and run again",
+            f"--resume: {n} recorded cases are from another configuration ({ident_label(rec.configs.get(cfg, {}))}; "
+            f"this run: {ident_label(run_ident(config))}) and run again",
         )
     return done
 
@@ -202,7 +199,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             _note(config, f"expectations entry {e.pattern!r} ({e.source}) matches no case: stale entry?")
 
     keep, drop = list(items), []
-    done: set[str] = _resumable(config, config.stash.get(_DONE, {}), {i.nodeid for i in items})
+    done: set[str] = _resumable(config, config.stash.get(_DONE, None), {i.nodeid for i in items})
     shard = getattr(config.option, "cts_shard", None)
     if done or shard:
         keep = []

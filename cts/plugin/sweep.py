@@ -1,7 +1,8 @@
-"""Sweep-level behaviour of the plugin: crashed xdist workers are journaled
-as ``crash`` rows by the controller, and the reports are written at the end
-of a run (controller only, from the journals of all workers, plus the
-journals given to ``--resume``)."""
+"""Sweep-level behaviour of the plugin: the run id handed to xdist workers,
+crashed xdist workers journaled as ``crash`` rows by the controller, the
+controller's end line, and the reports written at the end of a run
+(controller only, from this run's journals plus those given to
+``--resume``; README "The record of a sweep")."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cts.report.journal import BAD_OUTCOMES, read_journals
-from cts.report.markdown import write_reports
+from cts.report.journal import check_run_id, read_record
+from cts.report.markdown import record_status, write_record
 
 _CRASH_PLUGIN = "cts-crash-recorder"
 
@@ -28,15 +29,13 @@ class _CrashRecorder:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report, sched) -> None:
-        from cts.plugin import HARNESS, _journal
+        from cts.plugin import HARNESS, journal_append
 
-        j = _journal(self.config)
-        if j is None:
-            return
         name = crashitem.split("::")[-1]
         test, _, rest = name.partition("[")
         h = self.config.stash.get(HARNESS, None)
-        j.append(
+        journal_append(
+            self.config,
             {
                 "nodeid": crashitem,
                 "family": test.removeprefix("test_"),
@@ -46,8 +45,25 @@ class _CrashRecorder:
                 "backend": h.backend.name if h else "",
                 "worker": "controller",
                 "time": time.time(),
-            }
+            },
         )
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node) -> None:
+        """Every worker journals under the controller's run id."""
+        from cts.plugin import run_state
+
+        st = run_state(self.config)
+        if st is not None:
+            node.workerinput["cts_run_id"] = st.run_id
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node, ids) -> None:
+        """The controller learns the selection from the first worker that
+        collected (after -k, --shard, --resume): the run's session header."""
+        from cts.plugin import start_record
+
+        start_record(self.config, len(ids))
 
 
 # pytest-xdist stops scheduling after 4 x workers crashes; a driver that
@@ -62,13 +78,20 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.maxworkerrestart = str(MAX_WORKER_RESTARTS)
     if not config.pluginmanager.has_plugin(_CRASH_PLUGIN):
         config.pluginmanager.register(_CrashRecorder(config), _CRASH_PLUGIN)
+    if getattr(config.option, "run_id", None) is not None:
+        try:
+            check_run_id(config.option.run_id)
+        except ValueError as e:
+            raise pytest.UsageError(str(e)) from None
     if not getattr(config.option, "no_report", True):
         if not str(config.option.report_dir).strip():
             raise pytest.UsageError("--report-dir: empty path (name a folder, or give --no-report)")
         jdir = Path(config.option.report_dir) / "journal"
         try:  # a report folder that cannot be written is a usage error now, not an INTERNALERROR later
-            jdir.mkdir(parents=True, exist_ok=True)
-            if not os.access(jdir, os.W_OK):
+            if jdir.exists() and not jdir.is_dir():
+                raise NotADirectoryError(20, "not a folder")
+            probe = jdir if jdir.exists() else next(p for p in jdir.parents if p.exists())
+            if not probe.is_dir() or not os.access(probe, os.W_OK):
                 raise PermissionError(13, "not writable")
         except OSError as e:
             raise pytest.UsageError(
@@ -85,42 +108,123 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     try:
         return (yield)
     except KeyboardInterrupt:
-        from cts.plugin import _journal, _journaled
+        from cts.plugin import _journaled, journal_append
 
-        j = _journal(item.config) if _journaled(item) else None
-        if j is not None:
-            j.append({"kind": "interrupted", "nodeid": item.nodeid, "time": time.time()})
+        if _journaled(item):
+            journal_append(item.config, {"kind": "interrupted", "nodeid": item.nodeid, "time": time.time()})
         raise
+
+
+def _end_status(session: pytest.Session, exitstatus) -> str:
+    from cts.plugin import RUN
+
+    st = session.config.stash.get(RUN, None)
+    if st is not None and st.write_error:
+        return "stopped: " + st.write_error.removeprefix("cts: ")
+    if exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "interrupted"
+    if session.shouldfail or session.shouldstop:
+        return f"stopped: {session.shouldfail or session.shouldstop}"
+    if exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED):
+        return "complete"
+    return f"stopped: pytest exit status {int(exitstatus)}"
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
+    """Controller: the end line of the run, the reports (this run and the
+    journals it resumed) and the exit status of the whole sweep."""
     config = session.config
-    if hasattr(config, "workerinput") or getattr(config.option, "no_report", True):
+    if hasattr(config, "workerinput") or not hasattr(config.option, "backend"):
         return
-    if not hasattr(config.option, "backend"):
-        return
-    d = Path(config.option.report_dir)
-    jdir = d / "journal"
-    if not jdir.exists():
-        return
-    sources = [jdir] + [p for p in getattr(config.option, "resume", []) if os.path.exists(p)]
-    rows = read_journals(sources, header=True)
-    sessions = [r for r in rows if r.get("kind")]
-    cases = [r for r in rows if not r.get("kind")]
-    if not cases:
-        return
-    paths = write_reports(cases, d, sessions)
+    from cts.plugin import journal_append, run_state
+
     tr = config.pluginmanager.get_plugin("terminalreporter")
-    if tr is not None:
-        for p in paths:
-            tr.write_line(f"cts report: {p}")
-    # a resumed sweep's exit status covers the whole sweep, not only this part
-    bad = sum(1 for r in cases if r.get("outcome") in BAD_OUTCOMES)
-    if getattr(config.option, "resume", None) and bad and session.exitstatus == pytest.ExitCode.OK:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def say(line: str, **kw) -> None:
         if tr is not None:
-            tr.write_line(f"cts: {bad} cases recorded as failed/crash/timeout earlier in this resumed sweep")
+            tr.write_line(line, **kw)
+        else:
+            print(line)
+
+    st = run_state(config)
+    if st is not None and st.session_written and not st.write_error:
+        journal_append(
+            config,
+            {
+                "kind": "end",
+                "status": _end_status(session, exitstatus),
+                "exitstatus": int(exitstatus),
+                "selected": st.selected,
+                "time": time.time(),
+            },
+        )
+    resume = [p for p in getattr(config.option, "resume", []) if os.path.exists(p)]
+    sources = ([st.dir] if st is not None and st.dir.exists() else []) + resume
+    if not sources:
+        return
+    rec = read_record(sources)
+    mine = _cfg(config)
+    other = {r.get("cfg") for r in rec.rows} - {mine}
+    if resume and other:  # the report of this run is about its configuration; the others are noted
+        n = sum(1 for r in rec.rows if r.get("cfg") != mine)
+        rec = rec.only(mine)
+        rec.notes.append(
+            {"kind": "note", "text": f"--resume: {n} recorded verdicts of {len(other)} other configuration(s) "
+             "are not part of this report (`python -m cts report` merges them, kept apart)"}
+        )  # fmt: skip
+    if st is not None and not st.write_error and st.dir.exists():
+        d = Path(config.option.report_dir)
+        others = _other_runs(d / "journal", st.run_id, rec)
+        extra = []
+        if others:
+            extra.append(
+                {
+                    "kind": "note",
+                    "text": f"{d} also holds {len(others)} other run(s) not in this report "
+                    f"({', '.join(others[:5])}{' ...' if len(others) > 5 else ''}): "
+                    f"`python -m cts report {d} --out DIR` merges every run kept there",
+                }
+            )
+        try:
+            for p in write_record(rec, d, extra_notes=extra):
+                say(f"cts report: {p}")
+        except OSError as e:
+            say(f"cts report: {e}", red=True)
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+    for p in rec.problems[:5]:
+        say(f"cts: journal problem: {p}", yellow=True)
+    if st is not None and st.write_error:
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        return
+    if not resume and session.exitstatus != pytest.ExitCode.OK:
+        return
+    # a resumed sweep's exit status covers the whole sweep, not only this part; an expectations
+    # entry that passes now (xpassed) is not a clean sweep either (as `python -m cts report`)
+    status, why = record_status(rec, cfg=mine)
+    if status and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        say(f"cts: the sweep is not clean: {why}")
+    elif not status and resume and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.exitstatus = pytest.ExitCode.OK  # every case was already judged: a complete sweep
+
+
+def _cfg(config: pytest.Config) -> str | None:
+    from cts.plugin import current_cfg
+
+    return current_cfg(config)
+
+
+def _other_runs(jdir: Path, run_id: str, rec) -> list[str]:
+    """Runs kept in the report folder that this report does not cover."""
+    if not jdir.is_dir():
+        return []
+    mine = set(rec.runs)
+    out = sorted(p.name for p in jdir.iterdir() if p.is_dir() and p.name != run_id and p.name not in mine)
+    if any(p.suffix == ".jsonl" for p in jdir.iterdir()):
+        out.append("schema-1 journals")
+    return out
 
 
 def _harness_errors(tr) -> int:

@@ -27,7 +27,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from cts.report.journal import DEVICE_BAD, OUTCOMES, rerun_of
+from cts.report.journal import DEVICE_BAD, OUTCOMES, ident_label, rerun_of
 
 __all__ = ["html_report", "matrix_axes", "find_chromium", "open_in_chromium", "BrowserView"]
 
@@ -323,8 +323,68 @@ def _coverage(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-def html_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
-    """The whole page as one string."""
+def _record_parts(record, rows: list[dict]) -> tuple[list[str], list[str]]:
+    """(top, bottom) parts of a merged record: runs that ended early, the
+    runs and configurations merged; changed verdicts and journal problems."""
+    from cts.report.markdown import _cfg_names, unfinished_lines
+
+    top: list[str] = []
+    bottom: list[str] = []
+    if record is None:
+        return top, bottom
+    names = _cfg_names(record, rows)
+    for line in unfinished_lines(record):
+        top.append(f'<div class="note"><b>{e(line)}</b></div>')
+    if len(record.runs) > 1 or names:
+        body = "".join(
+            f"<tr><td><code>{e(r.run)}</code></td><td>{e(names.get(r.cfg, ''))}</td>"
+            f"<td>{e(r.status + (f' (resumed by {r.covered_by})' if r.covered_by else ''))}</td>"
+            f"<td>{e(r.results)}{e(f' of {r.selected}' if r.selected is not None else '')}</td>"
+            f"<td>{e(', '.join((r.session or {}).get('resumes') or []))}</td><td><code>{e(r.command)}</code></td></tr>"
+            for r in sorted(record.runs.values(), key=lambda r: (r.start_time, r.run))
+        )
+        top.append(
+            "<h2>Runs merged</h2><table><thead><tr><th>run</th><th>config</th><th>status</th><th>judged</th>"
+            f"<th>resumes</th><th>command</th></tr></thead><tbody>{body}</tbody></table>"
+        )
+        if names:
+            top.append(
+                "<p>Configurations (device identity and verdict-changing options):</p><ul>"
+                + "".join(
+                    f"<li><b>{e(n)}</b>: {e(ident_label(record.configs.get(c, {})))}</li>"
+                    for c, n in names.items()
+                )
+                + "</ul>"
+            )
+    flaky = [r for r in rows if r.get("changed") or r.get("flaky_outcome")]
+    if flaky:
+        bottom.append(
+            f"<h2>Changed between runs (flaky): a different verdict when run again ({len(flaky)})</h2>"
+        )
+        bottom.append(
+            '<table class="sortable"><thead><tr><th>case</th><th>config</th><th>before</th><th>last</th>'
+            "<th>verdicts (count)</th><th>reason before</th></tr></thead><tbody>"
+            + "".join(
+                f"<tr><td>{e(r.get('nodeid'))}</td><td>{e(names.get(r.get('cfg'), ''))}</td>"
+                f"<td>{e(r.get('flaky_outcome'))}</td><td>{e(r.get('outcome'))}</td>"
+                f"<td>{e(', '.join(f'{k} {v}' for k, v in (r.get('changed') or {}).items()))}</td>"
+                f"<td>{e(r.get('flaky_reason'))}</td></tr>"
+                for r in flaky
+            )
+            + "</tbody></table>"
+        )
+    if record.problems:
+        bottom.append(f"<h2>Journal problems: lines not used ({len(record.problems)})</h2>")
+        bottom.append(
+            "<ul>" + "".join(f"<li><code>{e(p)}</code></li>" for p in record.problems[:200]) + "</ul>"
+        )
+    return top, bottom
+
+
+def html_report(rows: list[dict], sessions: list[dict] | None = None, record=None) -> str:
+    """The whole page as one string (``record``: the merged record the rows
+    come from, for its runs, changed verdicts and journal problems)."""
+    top, bottom = _record_parts(record, rows)
     sessions = sessions or []
     heads = [s for s in sessions if s.get("kind") == "session"]
     notes = sorted({str(s.get("text")) for s in sessions if s.get("kind") == "note"})
@@ -341,6 +401,7 @@ def html_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
         "<h2>Device and environment</h2>",
         _env(heads[:1]),
         f"<p>{len(heads)} session(s) merged (shards / workers / resumed runs).</p>" if len(heads) > 1 else "",
+        *top,
         "<h2>Totals</h2><p>",
         "".join(
             f'<span class="badge" style="background:{COLOURS[k]}">{e(k)} {tot[k]}</span>'
@@ -385,6 +446,7 @@ def html_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
             + "".join(f"<tr><td>{e(r.get('nodeid'))}</td><td>{e(r.get('reason'))}</td></tr>" for r in xf)
             + "</tbody></table></details>"
         )
+    parts += bottom
     parts.append("<h2>Coverage: spec row &rarr; cases</h2>" + _coverage(rows))
     parts.append(f"<script>{SORT_JS}</script></body></html>")
     return "\n".join(p for p in parts if p)

@@ -3,21 +3,33 @@ self-contained HTML page (cts/report/html.py) and ``results.csv`` (one sorted li
 per case: node id, outcome, ratio) for machines to diff.
 
 ``python -m cts report JOURNAL_OR_DIR... --out DIR`` merges the journals of
-workers, shards and resumed runs (``cts.report.journal.read_journals``)."""
+workers, shards, resumed runs and other machines (``cts.report.journal.read_record``:
+one verdict per configuration and case, changed verdicts and journal problems
+shown).  All three files are written at once or not at all (``_write_set``)."""
 
 from __future__ import annotations
 
 import argparse
 import csv
-import warnings
+import io
+import os
+import re
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from tabulate import tabulate
 
-from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, OUTCOMES, read_journals, rerun_of
+from cts.report.journal import (
+    BAD_OUTCOMES,
+    DEVICE_BAD,
+    OUTCOMES,
+    Record,
+    ident_label,
+    read_record,
+    rerun_of,
+)
 
-__all__ = ["markdown_report", "write_reports", "summarize", "main"]
+__all__ = ["markdown_report", "write_reports", "write_record", "record_status", "summarize", "main"]
 
 SHOWN = OUTCOMES
 
@@ -26,6 +38,49 @@ def _s(x) -> str:
     """A table key from a journal field that may be missing (a row written
     by an older run or by the xdist controller lacks some fields)."""
     return "" if x is None else str(x)
+
+
+# ------------------------------------------------------------- escaping
+# Device names, driver strings, case ids and failure reasons come from
+# drivers and from other machines' journals: nothing of them may change the
+# page's structure (a table cell, a heading, raw HTML).
+_MD_SPECIAL = str.maketrans(
+    {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`", "\n": " ", "\r": " "}
+)
+
+
+def md_text(x) -> str:
+    """Plain text in markdown: no HTML, no table split, no code span; one line."""
+    return _s(x).translate(_MD_SPECIAL)
+
+
+def md_code(x) -> str:
+    """An inline code span of any text (one line): a fence longer than any
+    run of backticks in it; pipes escaped (GFM splits table cells on them
+    even inside code)."""
+    t = _s(x).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    run = max((len(m) for m in re.findall(r"`+", t)), default=0)
+    fence = "`" * (run + 1)
+    pad = " " if t.startswith("`") or t.endswith("`") or run else ""
+    return f"{fence}{pad}{t}{pad}{fence}"
+
+
+def md_block(x) -> list[str]:
+    """A fenced code block of any text: the fence is longer than any run of
+    backticks inside, so the text cannot close it."""
+    t = _s(x)
+    run = max((len(m) for m in re.findall(r"`{3,}", t)), default=2)
+    fence = "`" * (run + 1)
+    return [fence, t, fence]
+
+
+def _table(rows: list[list], headers: list[str]) -> str:
+    return tabulate(
+        [[md_text(c) if isinstance(c, str) else c for c in r] for r in rows],
+        headers=[md_text(h) for h in headers],
+        tablefmt="github",
+        disable_numparse=True,
+    )
 
 
 def _counts(rows) -> Counter:
@@ -55,41 +110,109 @@ def _row_status(outcomes: Counter) -> str:
     return "skip"
 
 
-def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str:
-    rows = sorted(rows, key=lambda r: (_s(r.get("family")), _s(r.get("nodeid"))))
+# ---------------------------------------------------------------- status
+def record_status(rec: Record, cfg: str | None = None) -> tuple[bool, str]:
+    """(bad, why) of a merged record: bad when any final verdict is a
+    failure, crash, timeout, unexpected pass or not judged (error,
+    interrupted), when runs disagree on a verdict (changed), when a run
+    ended early and no later run completed it, or when journal lines were
+    rejected.  ``cfg`` limits the verdicts to one configuration."""
+    rows = [r for r in rec.rows if cfg is None or r.get("cfg") == cfg]
+    tot = summarize(rows)
+    why = [f"{k} {tot[k]}" for k in (*BAD_OUTCOMES, "xpassed", "interrupted") if tot.get(k)]
+    changed = sum(1 for r in rows if r.get("changed"))
+    if changed:
+        why.append(f"{changed} cases changed verdict between runs")
+    unfinished = [r for r in rec.unfinished() if cfg is None or r.cfg == cfg]
+    if unfinished:
+        why.append(f"{len(unfinished)} runs ended early")
+    if rec.problems:
+        why.append(f"{len(rec.problems)} journal lines rejected")
+    return bool(why), ", ".join(why)
+
+
+def _cfg_names(rec: Record | None, rows: list[dict]) -> dict[str, str]:
+    """Short names (A, B, ...) of the configurations of a merged record, in
+    the order their first run started; empty when there is only one."""
+    cfgs = list(rec.configs) if rec is not None else []
+    for r in rows:
+        if r.get("cfg") and r["cfg"] not in cfgs:
+            cfgs.append(r["cfg"])
+    used = {r.get("cfg") for r in rows}
+    cfgs = [c for c in cfgs if c in used]
+    if len(cfgs) <= 1:
+        return {}
+    return {c: (chr(ord("A") + i) if i < 26 else f"C{i}") for i, c in enumerate(cfgs)}
+
+
+def unfinished_lines(rec: Record | None) -> list[str]:
+    """The report's words for runs that ended early (Ctrl-C, killed, stopped)."""
+    out = []
+    for run in rec.unfinished() if rec is not None else []:
+        sel = run.selected
+        judged = f"{run.results} of {sel}" if sel is not None else f"{run.results}"
+        cmd = run.command or "pytest ..."
+        where = str(Path(run.files[0]).parent) if run.files else "the journal"
+        out.append(
+            f"interrupted: run {run.run} ({run.status}) judged {judged} cases; "
+            f"resume with: {cmd} --resume {where}"
+        )
+    return out
+
+
+def markdown_report(
+    rows: list[dict], sessions: list[dict] | None = None, record: Record | None = None
+) -> str:
+    rows = sorted(rows, key=lambda r: (_s(r.get("family")), _s(r.get("nodeid")), _s(r.get("cfg"))))
+    names = _cfg_names(record, rows)
     out = ["# Subgroup-matrix conformance report", ""]
     heads = [s for s in sessions or [] if s.get("kind") == "session"]
     for s in heads[:1]:
-        dev = s.get("device", {})
+        dev = s.get("device") or {}
         out.append(
-            f"* backend `{s.get('backend')}`, device `{dev.get('name')}`, platform `{dev.get('platform')}`, "
-            f"driver `{dev.get('driver')}`, version `{dev.get('version')}`"
+            f"* backend {md_code(s.get('backend'))}, device {md_code(dev.get('name'))}, "
+            f"platform {md_code(dev.get('platform'))}, driver {md_code(dev.get('driver'))}, "
+            f"version {md_code(dev.get('version'))}"
         )
         out.append(
-            f"* seed {s.get('seed')}, profile `{s.get('profile')}`, tiers `{','.join(s.get('tiers') or [])}`"
+            f"* seed {md_text(s.get('seed'))}, profile {md_code(s.get('profile'))}, "
+            f"tiers {md_code(','.join(map(str, s.get('tiers') or [])))}"
         )
-        out.append(f"* command: `{s.get('command')}`")
+        out.append(f"* command: {md_code(s.get('command'))}")
         out.append(
-            f"* python {s.get('python')}, numpy {s.get('numpy')}, pytest {s.get('pytest')}, {s.get('platform')}"
+            f"* python {md_text(s.get('python'))}, numpy {md_text(s.get('numpy'))}, "
+            f"pytest {md_text(s.get('pytest'))}, {md_text(s.get('platform'))}"
         )
     if len(heads) > 1:
         out.append(f"* {len(heads)} sessions merged (shards, workers or resumed runs)")
+    for line in unfinished_lines(record):
+        out.append(f"* **{md_text(line)}**")
+    if record is not None and len(record.runs) > 1 or names:
+        out += ["", "## Runs merged", ""]
+        out.append(_runs_table(record, names))
+        if names:
+            out += ["", "Configurations (device identity and verdict-changing options): ", ""]
+            out += [f"* **{n}**: {md_text(ident_label(record.configs.get(c, {})))}" for c, n in names.items()]
     notes = sorted({str(s.get("text")) for s in sessions or [] if s.get("kind") == "note"})
     if notes:
-        out += ["", "Notes:", ""] + [f"* {n}" for n in notes]
+        out += ["", "Notes:", ""] + [f"* {md_text(n)}" for n in notes]
     tot = summarize(rows)
     out += ["", "Totals: " + ", ".join(f"{k} {v}" for k, v in tot.items() if v), ""]
-    out += [f"* {line}" for line in not_judged_lines(tot)] + ([""] if not_judged_lines(tot) else [])
+    lines = not_judged_lines(tot) + _record_lines(record)
+    out += [f"* {md_text(line)}" for line in lines] + ([""] if lines else [])
 
-    # summary per family, backend, device
+    # summary per family, backend, device (and configuration when several are merged)
     groups: dict[tuple, Counter] = defaultdict(Counter)
     for r in rows:
-        groups[(_s(r.get("family")), _s(r.get("backend")), _s(r.get("device")))][r.get("outcome")] += 1
+        key = (_s(r.get("family")), _s(r.get("backend")), _s(r.get("device")))
+        groups[(*key, names.get(r.get("cfg"), ""))][r.get("outcome")] += 1
+    cfg_col = ["config"] if names else []
     table = [
-        [f, b, d, *[c.get(k, 0) for k in SHOWN], sum(c.values())] for (f, b, d), c in sorted(groups.items())
+        [f, b, d, *([n] if names else []), *[c.get(k, 0) for k in SHOWN], sum(c.values())]
+        for (f, b, d, n), c in sorted(groups.items())
     ]
     out += ["## Summary per family, backend and device", ""]
-    out.append(tabulate(table, headers=["family", "backend", "device", *SHOWN, "total"], tablefmt="github"))
+    out.append(_table(table, ["family", "backend", "device", *cfg_col, *SHOWN, "total"]))
 
     # per family and tier
     tg: dict[tuple, Counter] = defaultdict(Counter)
@@ -97,7 +220,7 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
         tg[(_s(r.get("family")), _s(r.get("tier")) or "-")][r.get("outcome")] += 1
     table = [[f, t, *[c.get(k, 0) for k in SHOWN], sum(c.values())] for (f, t), c in sorted(tg.items())]
     out += ["", "## Cases per family and tier", ""]
-    out.append(tabulate(table, headers=["family", "tier", *SHOWN, "total"], tablefmt="github"))
+    out.append(_table(table, ["family", "tier", *SHOWN, "total"]))
 
     # coverage: one row per spec row
     cov: dict[tuple, Counter] = defaultdict(Counter)
@@ -106,10 +229,10 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
     for r in rows:
         key = (_s(r.get("family")), _s(r.get("spec_row") or r.get("case_id")))
         cov[key][r.get("outcome")] += 1
-        if r.get("max_ratio"):
+        if isinstance(r.get("max_ratio"), (int, float)) and r["max_ratio"]:
             ratio[key] = max(ratio[key], float(r["max_ratio"]))
         if r.get("outcome") == "skipped" and r.get("reason"):
-            reasons[key].add(r["reason"])
+            reasons[key].add(str(r["reason"]))
     table = []
     for (fam, spec_row), c in sorted(cov.items()):
         cell = ", ".join(f"{k} {c[k]}" for k in SHOWN if c.get(k))
@@ -124,49 +247,84 @@ def markdown_report(rows: list[dict], sessions: list[dict] | None = None) -> str
             ]
         )
     out += ["", "## Coverage: spec row -> cases", ""]
-    out.append(
-        tabulate(
-            table,
-            headers=["family", "spec row", "status", "cases", "max err/bound", "skip reason"],
-            tablefmt="github",
-        )
-    )
+    out.append(_table(table, ["family", "spec row", "status", "cases", "max err/bound", "skip reason"]))
 
     bad = [r for r in rows if r.get("outcome") in (*DEVICE_BAD, "xpassed")]
     out += ["", f"## Failures: device verdicts ({len(bad)})", ""]
-    out += _case_blocks(bad)
+    out += _case_blocks(bad, names)
     errs = [r for r in rows if r.get("outcome") == "error"]
     if errs:
         out += ["", f"## Harness errors: not device verdicts ({len(errs)})", ""]
         out += ["The suite could not judge these cases (a host tool missing or failing, a suite defect).", ""]
-        out += _case_blocks(errs)
-    flaky = [r for r in rows if r.get("flaky_outcome")]
+        out += _case_blocks(errs, names)
+    flaky = [r for r in rows if r.get("changed") or r.get("flaky_outcome")]
     if flaky:
-        out += ["", f"## Flaky: a different outcome when run again ({len(flaky)})", ""]
+        out += ["", f"## Changed between runs (flaky): a different verdict when run again ({len(flaky)})", ""]
         out.append(
-            tabulate(
+            _table(
                 [
-                    [r.get("nodeid"), r.get("flaky_outcome"), r.get("outcome"), r.get("flaky_reason")]
+                    [
+                        r.get("nodeid"),
+                        *([names.get(r.get("cfg"), "")] if names else []),
+                        _s(r.get("flaky_outcome")),
+                        _s(r.get("outcome")),
+                        ", ".join(f"{k} {v}" for k, v in (r.get("changed") or {}).items()),
+                        _s(r.get("flaky_reason")),
+                    ]
                     for r in flaky
                 ],
-                headers=["case", "first", "then", "first reason"],
-                tablefmt="github",
+                ["case", *cfg_col, "before", "last", "verdicts (count)", "reason before"],
             )
         )
     intr = [r for r in rows if r.get("outcome") == "interrupted"]
     if intr:
         out += ["", f"## Interrupted: not judged ({len(intr)})", ""]
         out += ["In flight when the whole run died; `--resume` runs them again.", ""]
-        out += [f"* `{r.get('nodeid')}`" for r in intr[:200]]
+        out += [f"* {md_code(r.get('nodeid'))}" for r in intr[:200]]
     xf = [r for r in rows if r.get("outcome") == "xfailed"]
     if xf:
         out += ["", f"## Expected failures ({len(xf)}, from expectations files)", ""]
-        out.append(
-            tabulate(
-                [[r.get("nodeid"), r.get("reason")] for r in xf], headers=["case", "entry"], tablefmt="github"
-            )
-        )
+        out.append(_table([[r.get("nodeid"), _s(r.get("reason"))] for r in xf], ["case", "entry"]))
+    if record is not None and record.problems:
+        out += ["", f"## Journal problems: lines not used ({len(record.problems)})", ""]
+        out += ["Lines of the journals that could not be read as a valid record (file:line: why).", ""]
+        out += [f"* {md_text(p)}" for p in record.problems[:200]]
+        if len(record.problems) > 200:
+            out.append(f"* ... {len(record.problems) - 200} more")
     return "\n".join(out) + "\n"
+
+
+def _runs_table(rec: Record | None, names: dict[str, str]) -> str:
+    if rec is None:
+        return ""
+    table = []
+    for run in sorted(rec.runs.values(), key=lambda r: (r.start_time, r.run)):
+        sel = run.selected
+        table.append(
+            [
+                run.run,
+                names.get(run.cfg, ""),
+                run.status + (f" (resumed by {run.covered_by})" if run.covered_by else ""),
+                f"{run.results}" + (f" of {sel}" if sel is not None else ""),
+                ", ".join((run.session or {}).get("resumes") or []),
+                run.command,
+            ]
+        )
+    return _table(table, ["run", "config", "status", "judged", "resumes", "command"])
+
+
+def _record_lines(rec: Record | None) -> list[str]:
+    if rec is None:
+        return []
+    out = []
+    changed = len(rec.changed())
+    if changed:
+        out.append(
+            f"changed: {changed} cases got different verdicts in the runs merged (see Changed between runs)"
+        )
+    if rec.problems:
+        out.append(f"journal problems: {len(rec.problems)} lines rejected (see Journal problems)")
+    return out
 
 
 def not_judged_lines(tot: dict) -> list[str]:
@@ -182,57 +340,103 @@ def not_judged_lines(tot: dict) -> list[str]:
     return out
 
 
-def _case_blocks(bad: list[dict]) -> list[str]:
+def _case_blocks(bad: list[dict], names: dict[str, str] | None = None) -> list[str]:
     out = []
     for r in bad[:200]:
-        out.append(f"### {r.get('nodeid')} - {r.get('outcome')}")
+        cfg = (names or {}).get(r.get("cfg"), "")
+        out.append(
+            f"### {md_text(r.get('nodeid'))} - {md_text(r.get('outcome'))}"
+            + (f" (config {cfg})" if cfg else "")
+        )
         out.append("")
         if r.get("outcome") == "xpassed":
             out += ["Listed in an expectations file but passes now: remove the entry.", ""]
-        out.append("```")
-        out.append(str(r.get("reason", ""))[:3000])
-        out.append("```")
-        out.append(f"rerun: `{rerun_of(r)}`")
+        out += md_block(str(r.get("reason", ""))[:3000])
+        out.append(f"rerun: {md_code(rerun_of(r))}")
         out.append("")
     if len(bad) > 200:
         out.append(f"... {len(bad) - 200} more in the journal")
     return out
 
 
+CSV_FIELDS = ["nodeid", "family", "case_id", "outcome", "max_ratio", "seed", "config"]
+
+
+def csv_text(rows: list[dict]) -> str:
+    """One line per case and configuration, sorted: the diffable verdict of a run."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_FIELDS)
+    for r in sorted(rows, key=lambda r: (str(r["nodeid"]), str(r.get("cfg") or ""))):
+        w.writerow([r["nodeid"], r.get("family"), r.get("case_id"), r.get("outcome"), r.get("max_ratio"),
+                    r.get("seed"), r.get("cfg") or ""])  # fmt: skip
+    return buf.getvalue()
+
+
 def write_csv(rows: list[dict], path: Path) -> None:
-    """One line per case, sorted by node id: the diffable verdict of a run."""
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        w.writerow(["nodeid", "family", "case_id", "outcome", "max_ratio", "seed"])
-        for r in sorted(rows, key=lambda r: r["nodeid"]):
-            w.writerow(
-                [
-                    r["nodeid"],
-                    r.get("family"),
-                    r.get("case_id"),
-                    r.get("outcome"),
-                    r.get("max_ratio"),
-                    r.get("seed"),
-                ]
-            )
+    _write_set({Path(path): csv_text(rows)})
 
 
-def write_reports(rows: list[dict], out_dir: str | Path, sessions: list[dict] | None = None) -> list[Path]:
-    """report.md, report.html and results.csv in ``out_dir``."""
+def _write_set(files: dict[Path, str]) -> None:
+    """Write several files all or none: each to a temporary file beside it,
+    flushed to disk, then renamed over the old one.  A failed write removes
+    the temporaries and leaves the previous files intact."""
+    tmps: list[tuple[Path, Path]] = []
+    try:
+        for path, text in files.items():
+            if path.is_dir():
+                raise IsADirectoryError(21, "is a folder", str(path))
+            tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+            tmps.append((tmp, path))
+            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+        for tmp, path in tmps:
+            os.replace(tmp, path)
+    except OSError as e:
+        for tmp, _ in tmps:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+        where = next(iter(files)).parent if files else "?"
+        raise OSError(
+            f"cannot write the report to {where}: {e.strerror or e}"
+            + (f" ({e.filename})" if getattr(e, "filename", None) else "")
+            + "; the previous report files there are unchanged"
+        ) from None
+
+
+def write_reports(
+    rows: list[dict], out_dir: str | Path, sessions: list[dict] | None = None, record: Record | None = None
+) -> list[Path]:
+    """report.md, report.html and results.csv in ``out_dir``, all or none."""
+    from cts.numerics.report import report_section
     from cts.report.html import html_report
 
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    from cts.numerics.report import report_section
-
+    if not str(out_dir).strip():
+        raise ValueError("--out: empty path (name a folder)")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OSError(f"cannot write the report to {out_dir}: {e.strerror or e}") from None
     num_md, num_html = report_section(out_dir)  # python -m cts numerics output beside it, if any
-    md = out_dir / "report.md"
-    md.write_text(markdown_report(rows, sessions) + num_md, encoding="utf-8")
-    page = out_dir / "report.html"
-    page.write_text(html_report(rows, sessions).replace("</body>", num_html + "</body>", 1), encoding="utf-8")
-    res = out_dir / "results.csv"
-    write_csv(rows, res)
+    md, page, res = out_dir / "report.md", out_dir / "report.html", out_dir / "results.csv"
+    _write_set(
+        {
+            md: markdown_report(rows, sessions, record) + num_md,
+            page: html_report(rows, sessions, record).replace("</body>", num_html + "</body>", 1),
+            res: csv_text(rows),
+        }
+    )
     return [md, page, res]
+
+
+def write_record(rec: Record, out_dir: str | Path, extra_notes: list[dict] | None = None) -> list[Path]:
+    """The three reports of a merged record."""
+    return write_reports(rec.rows, out_dir, [*rec.sessions, *rec.notes, *(extra_notes or [])], rec)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -252,21 +456,34 @@ def main(argv: list[str]) -> int:
     ap.add_argument("journals", nargs="+", metavar="JOURNAL_OR_DIR")
     ap.add_argument("--out", required=True, metavar="DIR", help="folder for the reports")
     a = ap.parse_args(argv)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        rows = read_journals(a.journals, header=True)
-    for w in caught:
-        print(f"cts report: warning: {w.message}")
-    sessions = [r for r in rows if r.get("kind")]
-    cases = [r for r in rows if not r.get("kind")]
-    if not cases:
-        raise ValueError(f"no case rows in {' '.join(a.journals)}")
-    for p in write_reports(cases, a.out, sessions):
+    if not a.out.strip():
+        raise ValueError("--out: empty path (name a folder)")
+    rec = read_record(a.journals)
+    if not rec.rows:
+        raise ValueError(
+            f"no case rows in {' '.join(a.journals)}"
+            + (
+                f" ({len(rec.problems)} journal lines rejected, first: {rec.problems[0]})"
+                if rec.problems
+                else ""
+            )
+        )
+    for p in rec.problems[:20]:
+        print(f"cts report: journal problem: {p}")
+    if len(rec.problems) > 20:
+        print(f"cts report: ... {len(rec.problems) - 20} more journal problems (listed in the report)")
+    for p in write_record(rec, a.out):
         print(p)
-    tot = summarize(cases)
+    tot = summarize(rec.rows)
     print(", ".join(f"{k} {v}" for k, v in tot.items() if v))
-    for line in not_judged_lines(tot):
+    for line in not_judged_lines(tot) + _record_lines(rec) + unfinished_lines(rec):
         print(line)
-    # non-zero when anything is not a pass: device verdicts (failed, crash, timeout, unexpected
-    # pass) and cases the suite could not judge (harness errors)
-    return 1 if any(tot.get(k) for k in (*BAD_OUTCOMES, "xpassed", "interrupted")) else 0
+    if len(rec.configs) > 1:
+        print(f"{len(rec.configs)} configurations kept apart (see Runs merged)")
+    bad, why = record_status(rec)
+    if bad:
+        print(f"not clean: {why}")
+    # non-zero when anything is not a pass: a device verdict (failed, crash, timeout, unexpected
+    # pass), a case not judged, verdicts that disagree between runs, a run that ended early, a
+    # rejected journal line
+    return 1 if bad else 0
