@@ -3,7 +3,7 @@ catch them, none of them imports anything of the suite)."""
 
 from __future__ import annotations
 
-__all__ = ["BackendError", "CaseError", "HarnessError", "Unsupported"]
+__all__ = ["BackendError", "CaseError", "CaseTimeout", "HarnessError", "Unsupported"]
 
 
 class BackendError(Exception):
@@ -16,6 +16,11 @@ class CaseError(Exception):
     driver's compiler refusing a module the device claims to support, a
     launch or read-back error.  A device verdict (``failed``) of that case
     only."""
+
+
+class CaseTimeout(CaseError):
+    """The device did not finish the case within its limit (a kernel that
+    hangs in a child process): the ``timeout`` verdict of that case."""
 
 
 class HarnessError(Exception):

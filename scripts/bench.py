@@ -82,7 +82,8 @@ def bench_opencl(workers: tuple[str, ...] = ("0", "2")) -> None:
                     ["cases/test_intel_mma.py", *base, "-n", n], f"opencl+prelude, {state}, -n {n}", report
                 )
                 tot: dict[str, float] = {}
-                for f in (report / "opencl-stats").glob("*.json"):
+                runs = sorted((report / "opencl-stats").glob("*/"), key=lambda p: p.stat().st_mtime)
+                for f in runs[-1].glob("*.json") if runs else []:  # the run just made
                     for k, v in json.loads(f.read_text()).items():
                         tot[k] = tot.get(k, 0) + v
                 print(

@@ -46,7 +46,7 @@ def test_crash_without_xdist_keeps_earlier_rows_and_resume_continues(tmp_path):
     common = [CASES, "-q", "-p", "no:randomly", "-k", PICK, "--report-dir", str(tmp_path)]
     p = run_cts(*common, "--emulator-fault", "hostile_segv_M2", env=ARMED)
     assert p.returncode < 0 or p.returncode > 128 or p.returncode == 1  # killed by SIGSEGV
-    from cts.report.journal import read_journals
+    from cts.report.record import read_journals
 
     rows = {r["nodeid"]: r["outcome"] for r in read_journals([tmp_path / "journal"])}
     m1 = M2.replace("M2", "M1")
@@ -73,7 +73,7 @@ def test_a_sweep_interrupted_by_the_user_resumes_with_the_case_it_was_in(tmp_pat
     import sys
     import time
 
-    from cts.report.journal import read_journals
+    from cts.report.record import read_journals
     from tests.test_sweep import ROOT
 
     common = [
@@ -180,7 +180,8 @@ def test_a_journal_cut_mid_line_is_repaired_before_appending(tmp_path):
     containers) must not glue its first row onto it."""
     import warnings
 
-    from cts.report.journal import Journal, read_journals
+    from cts.report.journal import Journal
+    from cts.report.record import read_journals
 
     f = tmp_path / "main-1.jsonl"
     f.write_text(json.dumps({"nodeid": "a", "outcome": "passed", "time": 1}) + "\n" + '{"nodeid": "b", "outc')

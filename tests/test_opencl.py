@@ -362,7 +362,7 @@ CTS_DEF int8 cts_hostile(int8 a, int8 b, int8 acc) {{ return (intel_sub_group_i8
     ]  # fmt: skip
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 1, r.stdout[-3000:]
-    from cts.report.journal import read_journals
+    from cts.report.record import read_journals
 
     rows = {row["nodeid"]: row["outcome"] for row in read_journals([report / "journal"])}
     assert rows.pop(_M2) == ("timeout" if kind == "hang" else "crash"), r.stdout[-3000:]

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from cts.report.html import html_report, matrix_axes
-from cts.report.journal import Journal, read_journals
+from cts.report.journal import Journal
 from cts.report.markdown import markdown_report, write_reports
+from cts.report.record import read_journals
 from cts.report.repro import find_case, write_bundle
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,7 +30,7 @@ def row(nodeid: str, outcome: str = "passed", t: float = 1.0, **kw) -> dict:
 
 
 def test_bad_journal_lines_are_problems_with_file_and_line_never_dropped_silently(tmp_path):
-    from cts.report.journal import read_record
+    from cts.report.record import read_record
 
     f = tmp_path / "gw0-1.jsonl"
     good = json.dumps(row("t::test_intel_mma[a]"))
@@ -277,7 +278,7 @@ def test_html_opens_in_headless_chromium_without_errors_or_network(tmp_path):
     console message and no network request, and shows the matrices and the
     error plot; the same check catches a page with a script error and an
     external resource.  Skipped where no Chromium is installed."""
-    from cts.report.html import find_chromium, open_in_chromium
+    from cts.report.browser import find_chromium, open_in_chromium
 
     if not find_chromium():
         pytest.skip("no Chromium here (Debian package chromium, or set CTS_CHROMIUM)")

@@ -194,6 +194,7 @@ def test_resume_runs_only_what_is_missing(unsharded, tmp_path):
         ["--tolerance-profile", "strict"],
         ["--backend", "opencl", "--device", "Intel", "--opencl-prelude", "builtin"],
         ["--emulator-model", "trunc_b4"],
+        ["--subgroups", "4"],
     ],
 )
 def test_resume_reruns_cases_recorded_under_another_configuration(tmp_path, change):

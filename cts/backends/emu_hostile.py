@@ -20,6 +20,7 @@ import signal
 import time
 
 from cts.backends.base import CaseError
+from cts.errors import CaseTimeout
 
 __all__ = ["HostileEmulation", "FAULTS", "PROCESS_FAULTS"]
 
@@ -27,6 +28,7 @@ FAULTS: dict[str, str] = {
     "hostile_segv_M2": "the driver kills the process (SIGSEGV) in intel_mma cases with M=2 (needs CTS_HOSTILE=1)",
     "hostile_hang_M2": "the driver hangs forever in intel_mma cases with M=2 (needs CTS_HOSTILE=1)",
     "hostile_markup_log_M2": "intel_mma cases with M=2 fail to build with a build log full of HTML/script",
+    "hostile_child_hang_M2": "intel_mma cases with M=2 hang in the kernel's child process past its limit",
 }
 
 # faults that end or wedge the process rather than change a result: not part
@@ -56,6 +58,8 @@ class HostileEmulation:
                 _armed("hostile_hang_M2")
                 while True:  # a wedged driver call
                     time.sleep(0.05)
+            if "hostile_child_hang_M2" in f:  # what a child-process runner reports (opencl_coop)
+                raise CaseTimeout(f"{case.id}: kernel hung for 1 s in a child process on the emulator")
             if "hostile_markup_log_M2" in f:
                 raise CaseError("clBuildProgram failed; build log:\n" + MARKUP_LOG)
         return super().run_intel_mma(case, a, b, c)

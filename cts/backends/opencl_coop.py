@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from cts.backends.base import CaseError, Unsupported
+from cts.errors import CaseTimeout
 from cts.kernels import KernelSource
 
 __all__ = ["CoopOpenCL", "CL_EXTENSION", "CLC_FEATURE", "parse_variants", "CHILD_TIMEOUT_S"]
@@ -48,6 +49,7 @@ ENTRY_POINT = "clGetDeviceCooperativeMatrixInfoKHR"
 DEFAULT_VARIANTS = 0x1078
 SUB_GROUP_VARIANTS = 0x1079
 CHILD_TIMEOUT_S = 120.0  # default of CTS_COOP_CHILD_TIMEOUT (seconds)
+MIN_CHILD_TIMEOUT_S = 1.0
 
 
 def child_timeout_s() -> float:
@@ -60,8 +62,11 @@ def child_timeout_s() -> float:
         v = float(text)
     except ValueError:
         v = -1.0
-    if not 0 < v <= 86400:  # also rejects nan and inf (subprocess cannot wait "forever")
-        raise CaseError(f"CTS_COOP_CHILD_TIMEOUT={text!r}: expected a number of seconds in (0, 86400]")
+    if not MIN_CHILD_TIMEOUT_S <= v <= 86400:  # also rejects nan and inf (subprocess cannot wait "forever")
+        raise CaseError(
+            f"CTS_COOP_CHILD_TIMEOUT={text!r}: expected a number of seconds in [{MIN_CHILD_TIMEOUT_S:g}, 86400] "
+            "(a child process needs about a second to start the runtime; a shorter limit cannot judge a kernel)"
+        )
     return v
 
 
@@ -346,7 +351,7 @@ class CoopOpenCL:
                     cwd=Path(__file__).resolve().parents[2],
                 )
             except subprocess.TimeoutExpired:
-                raise CaseError(
+                raise CaseTimeout(
                     f"{case.id}: kernel hung for {limit:.0f} s in a child process on {self.device_label} "
                     f"(run only because of --assume-extension)"
                 ) from None

@@ -128,9 +128,50 @@ def profile_names() -> list[str]:
     return sorted(p.stem for p in PROFILES_DIR.glob("*.json"))
 
 
+# Limits a property table is checked against before any case is built from it: the largest
+# matrix dimension a device reports today is 256 (NV_cooperative_matrix2 flexible dimensions);
+# beyond it one case's host buffers reach gigabytes and fail as a MemoryError, not a verdict.
+MAX_DIM = 256
+MAX_SUBGROUP = 1024
+_ENTRY_KEYS = {"M", "N", "K", "A", "B", "C", "R", "sat", "scope"}
+
+
+def _check_entry(i: int, e) -> CoopEntry:
+    """One profile entry, checked field by field (ValueError naming it)."""
+    if not isinstance(e, dict):
+        raise ValueError(f"entries[{i}] must be an object")
+    unknown = sorted(set(e) - _ENTRY_KEYS)
+    missing = sorted({"M", "N", "K", "A", "B", "C", "R"} - set(e))
+    if unknown or missing:
+        raise ValueError(f"entries[{i}]: " + "; ".join(
+            ([f"unknown keys {', '.join(unknown)}"] if unknown else [])
+            + ([f"missing keys {', '.join(missing)}"] if missing else [])
+        ))  # fmt: skip
+    for k in ("M", "N", "K"):
+        v = e[k]
+        if not isinstance(v, int) or isinstance(v, bool):
+            raise ValueError(f"entries[{i}].{k} must be an integer, got {v!r}")
+        if not 1 <= v <= MAX_DIM:
+            raise ValueError(f"entries[{i}].{k} = {v}: must be in 1..{MAX_DIM}")
+    for k in ("A", "B", "C", "R"):
+        if not isinstance(e[k], str):
+            raise ValueError(f"entries[{i}].{k} must be a type name, got {e[k]!r}")
+        try:
+            etype(e[k])
+        except (KeyError, ValueError):
+            raise ValueError(f"entries[{i}].{k}: unknown component type {e[k]!r}") from None
+    if not isinstance(e.get("sat", False), bool):
+        raise ValueError(f"entries[{i}].sat must be true or false, got {e['sat']!r}")
+    if e.get("scope", "subgroup") not in SCOPE_ID:
+        raise ValueError(f"entries[{i}].scope {e['scope']!r}: known scopes are {', '.join(SCOPE_ID)}")
+    return CoopEntry(**e)
+
+
 @cache
 def load_profile(name: str) -> CoopProfile:
-    """A built-in property profile (``cts/profiles/NAME.json``) or a path to one."""
+    """A built-in property profile (``cts/profiles/NAME.json``) or a path to
+    one, checked before any case is built from it: a malformed profile is a
+    one-line usage error, never a device verdict."""
     p = Path(name)
     if not p.suffix:
         p = PROFILES_DIR / f"{name}.json"
@@ -138,15 +179,20 @@ def load_profile(name: str) -> CoopProfile:
         raise ValueError(f"unknown coop profile {name!r}; known: {', '.join(profile_names())}")
     try:
         d = json.loads(p.read_text())
-        entries = []
-        for e in d["entries"]:
-            for t in (e["A"], e["B"], e["C"], e["R"]):
-                etype(t)  # validates the type name
-            entries.append(CoopEntry(**e))
-        return CoopProfile(d["name"], d.get("description", ""), int(d["subgroup_size"]), tuple(entries))
+        if not isinstance(d, dict):
+            raise ValueError("the file must hold a JSON object")
+        if not isinstance(d["entries"], list) or not d["entries"]:
+            raise ValueError("entries must be a non-empty list")
+        sg = d["subgroup_size"]
+        if not isinstance(sg, int) or isinstance(sg, bool) or not 1 <= sg <= MAX_SUBGROUP:
+            raise ValueError(f"subgroup_size must be an integer in 1..{MAX_SUBGROUP}, got {sg!r}")
+        entries = tuple(_check_entry(i, e) for i, e in enumerate(d["entries"]))
+        if not isinstance(d["name"], str) or not isinstance(d.get("description", ""), str):
+            raise ValueError("name and description must be strings")
+        return CoopProfile(d["name"], d.get("description", ""), sg, entries)
     except OSError as e:
         raise ValueError(f"{p}: unreadable ({e.strerror or e})") from None
-    except (ValueError, KeyError, TypeError, AttributeError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as e:
         what = f"missing key {e}" if isinstance(e, KeyError) else str(e).splitlines()[0]
         raise ValueError(f"{p}: not a coop profile ({what})") from None
 

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import platform
 import shlex
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from cts.backends import BACKENDS, make_backend
-from cts.errors import BackendError, CaseError, HarnessError, Unsupported
-from cts.report.journal import Journal, JournalWriteError, file_header, ident_key, new_run_id
+from cts.errors import BackendError, CaseError, CaseTimeout, HarnessError, Unsupported
 from reference.data import TIERS
 from reference.tolerance import PROFILES
 
@@ -43,6 +40,7 @@ ROOM_PLUGINS: tuple[str, ...] = (
     "cts.plugin.spirv",
 )
 ROOM_PLUGINS += ("cts.plugin.numerics",)  # --emulator-model, --numerics-tiles
+ROOM_PLUGINS += ("cts.plugin.record",)  # the run's journal: run id, configuration, session header
 
 
 # ---------------------------------------------------------------- options
@@ -241,6 +239,8 @@ class Harness:
 
 HARNESS = pytest.StashKey[Harness]()
 
+from cts.plugin.record import RUN, journal_append  # noqa: E402  (the record reads HARNESS at call time)
+
 
 class CaseRunner:
     """The ``cts`` fixture: runs one case and turns its verdict into a pytest
@@ -286,6 +286,13 @@ class CaseRunner:
             result = runner(case, backend, h.seed, **kwargs)
         except Unsupported as e:
             pytest.skip(str(e))
+        except CaseTimeout as e:  # the device hung past the case's limit: the timeout verdict
+            rec["error"] = str(e)
+            rec["timeout"] = True
+            pytest.fail(
+                f"{case.family}[{case.id}] TIMEOUT on {h.backend.name}: {e}\nrerun: {h.rerun_command(item.nodeid)}",
+                pytrace=False,
+            )
         except CaseError as e:
             rec["error"] = could_not_run = str(e)
         except HarnessError as e:
@@ -336,73 +343,6 @@ def cts(request: pytest.FixtureRequest) -> CaseRunner:
 
 
 # --------------------------------------------------------------- journal
-class RunState:
-    """This process's part of the run: the run id (the controller's, handed
-    to xdist workers), the configuration it records under, its journal
-    (opened on the first row: ``--co`` or an empty selection writes
-    nothing) and the first write error, after which the run stops."""
-
-    def __init__(self, run_id: str, report_dir: Path):
-        self.run_id = run_id
-        self.dir = report_dir / "journal" / run_id
-        self.journal: Journal | None = None
-        self.write_error = ""
-        self.session_written = False
-        self.selected: int | None = None
-
-
-RUN = pytest.StashKey[RunState]()
-
-
-def run_state(config: pytest.Config) -> RunState | None:
-    if getattr(config.option, "no_report", True) or config.stash.get(HARNESS, None) is None:
-        return None
-    st = config.stash.get(RUN, None)
-    if st is None:
-        worker_run = getattr(config, "workerinput", {}).get("cts_run_id")
-        rid = worker_run or config.option.run_id or new_run_id()
-        st = config.stash[RUN] = RunState(rid, Path(config.option.report_dir))
-    return st
-
-
-def _journal(config: pytest.Config) -> Journal | None:
-    st = run_state(config)
-    if st is None or st.write_error:
-        return None
-    if st.journal is None:
-        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        prefix = getattr(config.option, "cts_journal_prefix", "")
-        st.journal = Journal(
-            st.dir / f"{prefix}{worker}-{os.getpid()}.jsonl",
-            file_header(st.run_id, run_ident(config), worker),
-        )
-    return st.journal
-
-
-def journal_append(config: pytest.Config, row: dict, session: pytest.Session | None = None) -> bool:
-    """Append one row to this process's journal.  A write that fails (disk
-    full, a file-size limit, the folder removed) stops the run with one
-    line; every row written before stays.  False when nothing was written."""
-    j = _journal(config)
-    if j is None:
-        return False
-    try:
-        j.append(row)
-        j.watch_fatal_signals()  # once per process, beside its journal
-        return True
-    except JournalWriteError as e:
-        st = config.stash[RUN]
-        st.write_error = f"cts: {e}; the run stops (every row written before is kept; --resume continues)"
-        tr = config.pluginmanager.get_plugin("terminalreporter")
-        if tr is not None:
-            tr.write_line(st.write_error, red=True)
-        else:
-            sys.stderr.write(st.write_error + "\n")
-        if session is not None:
-            session.shouldstop = st.write_error
-        return False
-
-
 def _journaled(item: pytest.Item) -> bool:
     """Every test of the conformance modules is journaled (a case, or a
     check of its own such as a rejected capability), not the self-tests."""
@@ -517,7 +457,7 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         outcome_name = "xpassed"
     elif report.skipped:
         outcome_name = "skipped"
-    elif _is_timeout(report):
+    elif _is_timeout(report) or (report.failed and rec.get("timeout")):
         outcome_name = "timeout"
     elif report.failed and report.when == "call" and (cause := harness_cause(call)):
         outcome_name = "error"
@@ -567,63 +507,6 @@ def pytest_runtest_makereport(item: pytest.Item, call):
 ROW = pytest.StashKey[dict]()
 
 
-def session_header(config: pytest.Config, selected: int) -> dict:
-    h = config.stash[HARNESS]
-    import numpy
-
-    from cts.plugin.shard import resumed_runs
-
-    return {
-        "kind": "session",
-        "run": config.stash[RUN].run_id,
-        "selected": selected,
-        "resumes": resumed_runs(config),
-        "backend": h.backend.name,
-        "device": h.device.as_dict(),
-        "seed": h.seed,
-        "profile": h.profile.name,
-        "tiers": list(h.tiers),
-        "subgroups": h.subgroups,
-        "command": " ".join(shlex.quote(a) for a in sys.argv),
-        "cwd": os.getcwd(),
-        "python": sys.version.split()[0],
-        "numpy": numpy.__version__,
-        "pytest": pytest.__version__,
-        "platform": platform.platform(),
-        "options": {
-            k: getattr(config.option, k, None)
-            for k in ("shard", "resume", "expectations", "timeout", "numprocesses", "keyword")
-            if getattr(config.option, k, None) not in (None, "", [])
-        },
-        "time": time.time(),
-        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
-    }
-
-
-def start_record(config: pytest.Config, selected: int, session: pytest.Session | None = None) -> None:
-    """The controller's session header, once the run knows it runs cases
-    (``selected`` > 0): nothing is written for ``--co`` or an empty
-    selection."""
-    st = run_state(config)
-    if st is None or st.session_written or hasattr(config, "workerinput") or selected <= 0:
-        return
-    st.session_written = True
-    st.selected = selected
-    journal_append(config, session_header(config, selected), session=session)
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Single process: the selection is known here (xdist: the controller
-    learns it from the workers, ``cts.plugin.sweep``)."""
-    config = session.config
-    if hasattr(config, "workerinput") or getattr(config.option, "collectonly", False):
-        return
-    if getattr(config.option, "numprocesses", None) and config.pluginmanager.has_plugin("dsession"):
-        return
-    start_record(config, sum(1 for it in session.items if _journaled(it)), session)
-
-
 def pytest_report_header(config: pytest.Config) -> list[str]:
     h = config.stash.get(HARNESS, None)
     if h is None:
@@ -633,53 +516,3 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"cts: backend={h.backend.name} device={d.name!r} driver={d.driver!r} seed={h.seed} "
         f"profile={h.profile.name} tiers={','.join(h.tiers)}"
     ]
-
-
-def _option_value(v: str) -> str:
-    """A file named by an option is recorded by name and content hash (the
-    same prelude on two machines is one configuration; an edited one is
-    another)."""
-    try:
-        if v and os.path.isfile(v):
-            import hashlib
-
-            with open(v, "rb") as fh:
-                return f"{os.path.basename(v)}@sha256:{hashlib.sha256(fh.read()).hexdigest()[:16]}"
-    except OSError:
-        pass
-    return v
-
-
-def run_ident(config: pytest.Config) -> dict:
-    """The configuration this run's verdicts belong to (journal ``ident``):
-    the device's identity and every option that changes a verdict (the
-    rerun arguments of the rooms: preludes, assumed extensions, coop
-    profile and forms, emulator model, ...)."""
-    h = config.stash[HARNESS]
-    d = h.device
-    extra = h.backend.identity() or {}
-    room: list[str] = []
-    for plugin in config.pluginmanager.get_plugins():
-        fn = getattr(plugin, "cts_rerun_args", None)
-        if callable(fn):
-            room += [_option_value(str(a)) for a in fn(config)]
-    return {
-        "backend": h.backend.name,
-        "device": extra.get("device", d.name),
-        "platform": d.platform,
-        "driver": d.driver,
-        "version": d.version,
-        "faults": list(extra.get("faults", [])),
-        "seed": h.seed,
-        "profile": h.profile.name,
-        "tiers": list(h.tiers),
-        "subgroups": h.subgroups,
-        "options": room,
-    }
-
-
-def current_cfg(config: pytest.Config) -> str | None:
-    """The configuration key of this run (None without a harness)."""
-    if config.stash.get(HARNESS, None) is None:
-        return None
-    return ident_key(run_ident(config))

@@ -9,7 +9,7 @@
   ``$XDG_CACHE_HOME/subgroup-matrix-cts/opencl-programs``).
 
 With ``--backend opencl`` and a report dir, each process writes its build/run
-statistics to ``<report-dir>/opencl-stats/<worker>.json`` (scripts/bench.py
+statistics to ``<report-dir>/opencl-stats/<run id>/<worker>.json`` (scripts/bench.py
 reads them for the build vs run split).
 """
 
@@ -20,6 +20,8 @@ import os
 from pathlib import Path
 
 import pytest
+
+from cts.errors import CaseError
 
 
 def _registered(parser: pytest.Parser, name: str) -> bool:
@@ -102,17 +104,28 @@ def cts_rerun_args(config: pytest.Config) -> list[str]:
     return out
 
 
-def _stats_dir(config: pytest.Config) -> Path:
-    return Path(config.option.report_dir) / "opencl-stats"
-
-
-def pytest_sessionstart(session: pytest.Session) -> None:
-    config = session.config
-    if getattr(config.option, "backend", None) != "opencl" or config.option.no_report:
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """The child-process limit of assumed-extension kernels is checked
+    before any case runs: a malformed or too short one is a usage error,
+    never a hung-kernel verdict."""
+    if getattr(config.option, "backend", None) != "opencl":
         return
-    if not hasattr(config, "workerinput"):
-        for f in _stats_dir(config).glob("*.json"):
-            f.unlink(missing_ok=True)
+    from cts.backends.opencl_coop import child_timeout_s
+
+    try:
+        child_timeout_s()
+    except CaseError as e:
+        raise pytest.UsageError(str(e)) from None
+
+
+def _stats_dir(config: pytest.Config) -> Path | None:
+    """``<report-dir>/opencl-stats/<run id>/``: each run its own (no run
+    deletes another's files)."""
+    from cts.plugin.record import run_state
+
+    st = run_state(config)
+    return Path(config.option.report_dir) / "opencl-stats" / st.run_id if st is not None else None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -123,6 +136,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if stats is None or config.option.no_report or not stats.launches + stats.compiled + stats.disk_hits:
         return
     d = _stats_dir(config)
-    d.mkdir(parents=True, exist_ok=True)
+    if d is None:
+        return
     worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-    (d / f"{worker}-{os.getpid()}.json").write_text(json.dumps(stats.as_dict()))
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        (d / f"{worker}-{os.getpid()}.json").write_text(json.dumps(stats.as_dict()))
+    except OSError:  # statistics only: a full disk is reported by the journal, not here
+        pass

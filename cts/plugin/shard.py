@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from cts.report.expectations import Entry, load_expectations, match
-from cts.report.journal import read_record
+from cts.report.record import read_record
 
 __all__ = ["parse_shard", "shard_of", "resumed_runs"]
 
@@ -134,7 +134,7 @@ def _note(config: pytest.Config, text: str) -> None:
     warnings.warn(pytest.PytestWarning(text), stacklevel=2)
     if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0" or config.option.no_report:
         return
-    from cts.plugin import journal_append
+    from cts.plugin.record import journal_append
 
     journal_append(config, {"kind": "note", "text": text, "time": time.time()})
 
@@ -150,7 +150,7 @@ def _resumable(config: pytest.Config, rec, collected: set[str] | None = None) ->
     again, and the report says how many and why."""
     if rec is None:
         return set()
-    from cts.plugin import current_cfg, run_ident
+    from cts.plugin.record import current_cfg, run_ident
     from cts.report.journal import ident_label
 
     now = current_cfg(config)

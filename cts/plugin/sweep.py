@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from cts.report.journal import check_run_id, read_record
+from cts.report.journal import check_run_id
 from cts.report.markdown import record_status, write_record
+from cts.report.record import read_record
 
 _CRASH_PLUGIN = "cts-crash-recorder"
 
@@ -29,7 +30,8 @@ class _CrashRecorder:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report, sched) -> None:
-        from cts.plugin import HARNESS, journal_append
+        from cts.plugin import HARNESS
+        from cts.plugin.record import journal_append
 
         name = crashitem.split("::")[-1]
         test, _, rest = name.partition("[")
@@ -51,7 +53,7 @@ class _CrashRecorder:
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node) -> None:
         """Every worker journals under the controller's run id."""
-        from cts.plugin import run_state
+        from cts.plugin.record import run_state
 
         st = run_state(self.config)
         if st is not None:
@@ -61,7 +63,7 @@ class _CrashRecorder:
     def pytest_xdist_node_collection_finished(self, node, ids) -> None:
         """The controller learns the selection from the first worker that
         collected (after -k, --shard, --resume): the run's session header."""
-        from cts.plugin import start_record
+        from cts.plugin.record import start_record
 
         start_record(self.config, len(ids))
 
@@ -108,19 +110,28 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     try:
         return (yield)
     except KeyboardInterrupt:
-        from cts.plugin import _journaled, journal_append
+        from cts.plugin import _journaled
+        from cts.plugin.record import journal_append
 
         if _journaled(item):
             journal_append(item.config, {"kind": "interrupted", "nodeid": item.nodeid, "time": time.time()})
         raise
 
 
+def _stop_reason(session: pytest.Session) -> str:
+    """Why the run stopped early: its own or (xdist) a worker's reason."""
+    dsession = session.config.pluginmanager.get_plugin("dsession")
+    return f"{session.shouldstop or ''} {getattr(dsession, 'shouldstop', '') or ''}".strip()
+
+
 def _end_status(session: pytest.Session, exitstatus) -> str:
-    from cts.plugin import RUN
+    from cts.plugin.record import RUN
 
     st = session.config.stash.get(RUN, None)
     if st is not None and st.write_error:
         return "stopped: " + st.write_error.removeprefix("cts: ")
+    if "cannot write the journal" in _stop_reason(session):
+        return "stopped: " + _stop_reason(session).removeprefix("cts: ")
     if exitstatus == pytest.ExitCode.INTERRUPTED:
         return "interrupted"
     if session.shouldfail or session.shouldstop:
@@ -137,7 +148,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
     config = session.config
     if hasattr(config, "workerinput") or not hasattr(config.option, "backend"):
         return
-    from cts.plugin import journal_append, run_state
+    from cts.plugin.record import journal_append, run_state
 
     tr = config.pluginmanager.get_plugin("terminalreporter")
 
@@ -195,9 +206,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
     for p in rec.problems[:5]:
         say(f"cts: journal problem: {p}", yellow=True)
-    if st is not None and st.write_error:
-        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
-        return
+    if (st is not None and st.write_error) or "cannot write the journal" in _stop_reason(session):
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR  # (a worker's write error reaches the
+        return  # controller as its stop reason)
     if not resume and session.exitstatus != pytest.ExitCode.OK:
         return
     # a resumed sweep's exit status covers the whole sweep, not only this part; an expectations
@@ -211,7 +222,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
 
 
 def _cfg(config: pytest.Config) -> str | None:
-    from cts.plugin import current_cfg
+    from cts.plugin.record import current_cfg
 
     return current_cfg(config)
 

@@ -19,15 +19,8 @@ from pathlib import Path
 
 from tabulate import tabulate
 
-from cts.report.journal import (
-    BAD_OUTCOMES,
-    DEVICE_BAD,
-    OUTCOMES,
-    Record,
-    ident_label,
-    read_record,
-    rerun_of,
-)
+from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, OUTCOMES, ident_label, rerun_of
+from cts.report.record import Record, read_record
 
 __all__ = ["markdown_report", "write_reports", "write_record", "record_status", "summarize", "main"]
 
@@ -59,6 +52,8 @@ def md_code(x) -> str:
     run of backticks in it; pipes escaped (GFM splits table cells on them
     even inside code)."""
     t = _s(x).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    t = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # never raw HTML, even for a
+    # renderer that does not keep code spans literal
     run = max((len(m) for m in re.findall(r"`+", t)), default=0)
     fence = "`" * (run + 1)
     pad = " " if t.startswith("`") or t.endswith("`") or run else ""
@@ -379,9 +374,12 @@ def write_csv(rows: list[dict], path: Path) -> None:
 
 def _write_set(files: dict[Path, str]) -> None:
     """Write several files all or none: each to a temporary file beside it,
-    flushed to disk, then renamed over the old one.  A failed write removes
-    the temporaries and leaves the previous files intact."""
+    flushed to disk, then renamed over the old one; the old ones are kept
+    (hard links) until every rename is done, and put back if one fails.  A
+    failed write leaves the previous files intact and no temporary."""
     tmps: list[tuple[Path, Path]] = []
+    backups: dict[Path, Path] = {}
+    done: list[Path] = []
     try:
         for path, text in files.items():
             if path.is_dir():
@@ -392,20 +390,36 @@ def _write_set(files: dict[Path, str]) -> None:
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
+        for _, path in tmps:
+            if path.exists():
+                bak = path.with_name(f".{path.name}.old-{os.getpid()}")
+                bak.unlink(missing_ok=True)
+                os.link(path, bak)
+                backups[path] = bak
         for tmp, path in tmps:
             os.replace(tmp, path)
+            done.append(path)
     except OSError as e:
+        for path in done:  # put the previous set back
+            if path in backups:
+                try:
+                    os.replace(backups.pop(path), path)
+                except OSError:
+                    pass
         for tmp, _ in tmps:
-            try:
-                tmp.unlink()
-            except OSError:
-                pass
+            tmp.unlink(missing_ok=True)
         where = next(iter(files)).parent if files else "?"
         raise OSError(
             f"cannot write the report to {where}: {e.strerror or e}"
             + (f" ({e.filename})" if getattr(e, "filename", None) else "")
             + "; the previous report files there are unchanged"
         ) from None
+    finally:
+        for bak in backups.values():
+            try:
+                bak.unlink(missing_ok=True)
+            except OSError:
+                pass
 
 
 def write_reports(

@@ -1,0 +1,214 @@
+"""The record of this run (README "The record of a sweep"): its run id
+(the controller's, handed to xdist workers by ``cts.plugin.sweep``), the
+configuration its verdicts belong to (``run_ident``), this process's
+journal under ``<report-dir>/journal/<run id>/`` (opened on the first row,
+so ``--co`` or an empty selection writes nothing) and the controller's
+session header once the selection is known."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cts.report.journal import Journal, JournalWriteError, file_header, ident_key, new_run_id
+
+__all__ = ["RUN", "RunState", "run_state", "journal_append", "start_record", "run_ident", "current_cfg"]
+
+
+def _harness(config: pytest.Config):
+    from cts.plugin import HARNESS  # the plugin imports this module: resolved at call time
+
+    return config.stash.get(HARNESS, None)
+
+
+def _is_case(item: pytest.Item) -> bool:
+    from cts.plugin import _journaled
+
+    return _journaled(item)
+
+
+class RunState:
+    """This process's part of the run: the run id (the controller's, handed
+    to xdist workers), the configuration it records under, its journal
+    (opened on the first row: ``--co`` or an empty selection writes
+    nothing) and the first write error, after which the run stops."""
+
+    def __init__(self, run_id: str, report_dir: Path):
+        self.run_id = run_id
+        self.dir = report_dir / "journal" / run_id
+        self.journal: Journal | None = None
+        self.write_error = ""
+        self.session_written = False
+        self.selected: int | None = None
+        self.pending: list[dict] = []  # notes written before the first case row of this process
+
+
+RUN = pytest.StashKey[RunState]()
+
+
+def run_state(config: pytest.Config) -> RunState | None:
+    if getattr(config.option, "no_report", True) or _harness(config) is None:
+        return None
+    st = config.stash.get(RUN, None)
+    if st is None:
+        worker_run = getattr(config, "workerinput", {}).get("cts_run_id")
+        rid = worker_run or config.option.run_id or new_run_id()
+        st = config.stash[RUN] = RunState(rid, Path(config.option.report_dir))
+    return st
+
+
+def _journal(config: pytest.Config) -> Journal | None:
+    st = run_state(config)
+    if st is None or st.write_error:
+        return None
+    if st.journal is None:
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        prefix = getattr(config.option, "cts_journal_prefix", "")
+        st.journal = Journal(
+            st.dir / f"{prefix}{worker}-{os.getpid()}.jsonl",
+            file_header(st.run_id, run_ident(config), worker),
+        )
+    return st.journal
+
+
+def journal_append(config: pytest.Config, row: dict, session: pytest.Session | None = None) -> bool:
+    """Append one row to this process's journal.  A write that fails (disk
+    full, a file-size limit, the folder removed) stops the run with one
+    line; every row written before stays.  False when nothing was written."""
+    j = _journal(config)
+    if j is None:
+        return False
+    st = config.stash[RUN]
+    if not j.opened and row.get("kind") == "note":  # kept until this process records a case: a run
+        st.pending.append(row)  # that selects nothing writes nothing
+        return True
+    try:
+        for r in [*st.pending, row]:
+            j.append(r)
+        st.pending.clear()
+        j.watch_fatal_signals()  # once per process, beside its journal
+        return True
+    except JournalWriteError as e:
+        st = config.stash[RUN]
+        st.write_error = f"cts: {e}; the run stops (every row written before is kept; --resume continues)"
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line(st.write_error, red=True)
+        else:
+            sys.stderr.write(st.write_error + "\n")
+        if session is not None:
+            session.shouldstop = st.write_error
+        return False
+
+
+def session_header(config: pytest.Config, selected: int) -> dict:
+    h = _harness(config)
+    import numpy
+
+    from cts.plugin.shard import resumed_runs
+
+    return {
+        "kind": "session",
+        "run": config.stash[RUN].run_id,
+        "selected": selected,
+        "resumes": resumed_runs(config),
+        "backend": h.backend.name,
+        "device": h.device.as_dict(),
+        "seed": h.seed,
+        "profile": h.profile.name,
+        "tiers": list(h.tiers),
+        "subgroups": h.subgroups,
+        "command": " ".join(shlex.quote(a) for a in sys.argv),
+        "cwd": os.getcwd(),
+        "python": sys.version.split()[0],
+        "numpy": numpy.__version__,
+        "pytest": pytest.__version__,
+        "platform": platform.platform(),
+        "options": {
+            k: getattr(config.option, k, None)
+            for k in ("shard", "resume", "expectations", "timeout", "numprocesses", "keyword")
+            if getattr(config.option, k, None) not in (None, "", [])
+        },
+        "time": time.time(),
+        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+    }
+
+
+def start_record(config: pytest.Config, selected: int, session: pytest.Session | None = None) -> None:
+    """The controller's session header, once the run knows it runs cases
+    (``selected`` > 0): nothing is written for ``--co`` or an empty
+    selection."""
+    st = run_state(config)
+    if st is None or st.session_written or hasattr(config, "workerinput") or selected <= 0:
+        return
+    st.session_written = True
+    st.selected = selected
+    journal_append(config, session_header(config, selected), session=session)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Single process: the selection is known here (xdist: the controller
+    learns it from the workers, ``cts.plugin.sweep``)."""
+    config = session.config
+    if hasattr(config, "workerinput") or getattr(config.option, "collectonly", False):
+        return
+    if getattr(config.option, "numprocesses", None) and config.pluginmanager.has_plugin("dsession"):
+        return
+    start_record(config, sum(1 for it in session.items if _is_case(it)), session)
+
+
+def _option_value(v: str) -> str:
+    """A file named by an option is recorded by name and content hash (the
+    same prelude on two machines is one configuration; an edited one is
+    another)."""
+    try:
+        if v and os.path.isfile(v):
+            import hashlib
+
+            with open(v, "rb") as fh:
+                return f"{os.path.basename(v)}@sha256:{hashlib.sha256(fh.read()).hexdigest()[:16]}"
+    except OSError:
+        pass
+    return v
+
+
+def run_ident(config: pytest.Config) -> dict:
+    """The configuration this run's verdicts belong to (journal ``ident``):
+    the device's identity and every option that changes a verdict (the
+    rerun arguments of the rooms: preludes, assumed extensions, coop
+    profile and forms, emulator model, ...)."""
+    h = _harness(config)
+    d = h.device
+    extra = h.backend.identity() or {}
+    room: list[str] = []
+    for plugin in config.pluginmanager.get_plugins():
+        fn = getattr(plugin, "cts_rerun_args", None)
+        if callable(fn):
+            room += [_option_value(str(a)) for a in fn(config)]
+    return {
+        "backend": h.backend.name,
+        "device": extra.get("device", d.name),
+        "platform": d.platform,
+        "driver": d.driver,
+        "version": d.version,
+        "faults": list(extra.get("faults", [])),
+        "seed": h.seed,
+        "profile": h.profile.name,
+        "tiers": list(h.tiers),
+        "subgroups": h.subgroups,
+        "options": room,
+    }
+
+
+def current_cfg(config: pytest.Config) -> str | None:
+    """The configuration key of this run (None without a harness)."""
+    if _harness(config) is None:
+        return None
+    return ident_key(run_ident(config))

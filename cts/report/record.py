@@ -1,0 +1,420 @@
+"""Reading a record: journals (files or folders) validated line by line and
+merged into one verdict per configuration and case (README "The record of a
+sweep"; the format is ``cts.report.journal``).
+
+* Every line is checked (``journal.row_problem``); a bad one is a *problem*
+  with ``file:line`` (``Record.problems``), never a traceback and never
+  dropped silently.  Lines longer than ``MAX_LINE`` bytes are problems too.
+  Files without a header are schema 1 (one configuration per folder); a
+  newer schema is refused.
+* Verdicts are keyed by (configuration, node id): different devices or
+  options never replace each other.  For one key the newest row wins; a
+  start without a result is ``crash`` (its process's fault log holds a fatal
+  signal), ``timeout`` (longer than the case's limit) or ``interrupted``;
+  when the runs merged disagree the case is *changed*: ``changed`` holds
+  every verdict with its count and ``flaky_outcome`` / ``flaky_reason`` the
+  newest one that differs.
+* ``RunInfo`` tells how each run ended (its ``end`` line); a run that ended
+  early is *unfinished* unless a later complete run of the same
+  configuration resumed it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import warnings
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cts.report.journal import MAX_LINE, SCHEMA, VERDICTS, fault_log_of, ident_key, row_problem
+
+__all__ = ["Record", "RunInfo", "read_record", "read_journals", "journal_files"]
+
+
+def journal_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """The *.jsonl (and archived *.jsonl.gz) files named by ``paths`` (files,
+    or folders searched recursively).  A missing path raises FileNotFoundError
+    with its name."""
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            out.extend(sorted([*p.rglob("*.jsonl"), *p.rglob("*.jsonl.gz")]))
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise FileNotFoundError(f"journal not found: {p}")
+    seen: set = set()
+    uniq = []
+    for f in out:  # a folder and a file in it both given: read once
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            uniq.append(f)
+    return uniq
+
+
+def _raw_lines(f: Path):
+    """(line number, bytes or None if too long) of a journal file, read
+    line by line (a huge journal is not loaded whole)."""
+    try:
+        fh = gzip.open(f, "rb") if f.name.endswith(".gz") else open(f, "rb")
+        with fh:
+            n = 0
+            while True:
+                line = fh.readline(MAX_LINE + 1)
+                if not line:
+                    return
+                n += 1
+                if len(line) > MAX_LINE and not line.endswith(b"\n"):
+                    while True:  # skip the rest of the over-long line
+                        more = fh.readline(MAX_LINE)
+                        if not more or more.endswith(b"\n"):
+                            break
+                    yield n, None
+                    continue
+                yield n, line
+    except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as e:
+        raise OSError(f"cannot read journal {f}: {getattr(e, 'strerror', None) or e}") from None
+
+
+@dataclass
+class RunInfo:
+    """One run of the record (all journals that carry its run id)."""
+
+    run: str
+    cfg: str
+    ident: dict
+    files: list[str] = field(default_factory=list)
+    session: dict | None = None
+    end: dict | None = None
+    start_time: float = 0.0
+    results: int = 0  # result rows written by this run
+    started: int = 0  # start markers written by this run
+    schema: int = SCHEMA
+    covered_by: str = ""  # a later complete run of the same configuration that resumed this one
+
+    @property
+    def selected(self) -> int | None:
+        for src in (self.end, self.session):
+            if src and isinstance(src.get("selected"), (int, float)):
+                return int(src["selected"])
+        return None
+
+    @property
+    def status(self) -> str:
+        if self.end is not None:
+            return str(self.end.get("status") or "complete")
+        if self.schema < SCHEMA:
+            return "unknown (schema-1 journal)"
+        if self.session is None:
+            return "no session header (worker journals only)"
+        return "killed (no end record)"
+
+    @property
+    def complete(self) -> bool:
+        return self.status == "complete" or self.schema < SCHEMA
+
+    @property
+    def command(self) -> str:
+        return str((self.session or {}).get("command") or "")
+
+
+@dataclass
+class Record:
+    """The merged record: one row per (configuration, node id)."""
+
+    rows: list[dict]
+    sessions: list[dict]
+    notes: list[dict]
+    runs: dict[str, RunInfo]
+    problems: list[str]
+    configs: dict[str, dict]  # cfg -> ident
+
+    def unfinished(self) -> list[RunInfo]:
+        """Runs that ended early and that no later complete run resumed
+        (a run that judged nothing and has no session header is not one)."""
+        return [
+            r for r in self.runs.values()
+            if not r.complete and not r.covered_by and (r.session is not None or r.results or r.started)
+        ]  # fmt: skip
+
+    def changed(self) -> list[dict]:
+        return [r for r in self.rows if r.get("changed")]
+
+    def only(self, cfg: str | None) -> Record:
+        """The part of the record that belongs to one configuration."""
+        if cfg is None:
+            return self
+        keep = {k for k, v in self.runs.items() if v.cfg == cfg}
+        return Record(
+            [r for r in self.rows if r.get("cfg") == cfg],
+            [s for s in self.sessions if s.get("run") in keep],
+            [n for n in self.notes if n.get("cfg") in (cfg, "")],
+            {k: v for k, v in self.runs.items() if k in keep},
+            self.problems,
+            {c: i for c, i in self.configs.items() if c == cfg},
+        )
+
+
+def _t(row: dict) -> float:
+    v = row.get("time")
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
+
+
+def _fatal_signal(journal: str | None) -> str:
+    """The fatal-error text the process of ``journal`` left, or ''."""
+    if not journal:
+        return ""
+    try:
+        text = fault_log_of(journal).read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return ""
+    return text if "Fatal Python error" in text else ""
+
+
+def _from_start(start: dict, crash: dict | None) -> dict:
+    """A crash row for a case that started and never reported (or that the
+    xdist controller reported as crashed), with the case fields of its start
+    marker.  Longer than the case's timeout -> ``timeout``."""
+    row = {k: v for k, v in start.items() if k != "kind"}
+    for k, v in (crash or {}).items():  # the marker knows the case better than a guess from the id
+        if v not in (None, "") and (k in ("outcome", "reason", "time", "worker") or not row.get(k)):
+            row[k] = v
+    end = (crash or {}).get("time")
+    limit = start.get("timeout_s") or 0
+    ran = (end - start["time"]) if end and start.get("time") else None
+    row["duration"] = round(ran, 6) if ran is not None else None
+    if limit and ran is not None and ran >= limit:
+        row["outcome"] = "timeout"
+        row["reason"] = f"killed after {ran:.1f} s (per-case timeout {limit} s); " + str(
+            row.get("reason") or "process died"
+        )
+    elif crash is not None:
+        row["outcome"] = "crash"
+        row["reason"] = row.get("reason") or "the process died while running this case (no result recorded)"
+    elif fatal := _fatal_signal(start.get("_file")):
+        row["outcome"] = "crash"
+        row["reason"] = f"the case's process died by a fatal signal while running it: {fatal[:3000]}"
+    else:
+        row["outcome"] = "interrupted"
+        row["reason"] = (
+            "in flight when the whole run ended from outside (killed, SIGTERM, a time limit): "
+            "not a verdict; --resume runs it again"
+        )
+    return row
+
+
+def _legacy_ident(rows: list[dict]) -> dict:
+    """The configuration of a schema-1 folder: from its session header, else
+    from its first case row that names a device."""
+    for r in rows:
+        if r.get("kind") == "session":
+            dev = r.get("device") or {}
+            return {
+                "schema": 1, "backend": r.get("backend"), "device": dev.get("name"),
+                "driver": dev.get("driver"), "version": dev.get("version"),
+                "seed": str(r.get("seed")), "profile": r.get("profile") or "default",
+            }  # fmt: skip
+    for r in rows:
+        if r.get("device"):
+            return {
+                "schema": 1, "backend": r.get("backend"), "device": r.get("device"),
+                "driver": r.get("driver"), "seed": str(r.get("seed")), "profile": r.get("profile") or "default",
+            }  # fmt: skip
+    return {"schema": 1}
+
+
+def read_record(paths: Iterable[str | os.PathLike]) -> Record:
+    """Read, validate and merge journals (files or folders)."""
+    problems: list[str] = []
+    runs: dict[str, RunInfo] = {}
+    sessions: list[dict] = []
+    notes: list[dict] = []
+    legacy: dict[str, list[tuple[Path, list[dict]]]] = {}
+    parsed: list[tuple[RunInfo, Path, list[dict]]] = []
+    for f in journal_files(paths):
+        sections: list[tuple[dict | None, list[dict], int]] = [(None, [], 1)]  # (header, rows, first line)
+        for n, raw in _raw_lines(f):
+            where = f"{f}:{n}"
+            if raw is None:
+                problems.append(f"{where}: line longer than {MAX_LINE} bytes skipped")
+                continue
+            text = raw.decode("utf-8", errors="replace").strip()
+            if not text:
+                continue
+            try:
+                row = json.loads(text)
+            except ValueError as e:
+                problems.append(
+                    f"{where}: not JSON ({str(e)[:80]}); a line cut by a killed process or a bad copy"
+                )
+                continue
+            why = row_problem(row)
+            if why:
+                problems.append(f"{where}: {why}")
+                continue
+            if row.get("kind") == "journal":  # a new process's journal (files may be concatenated)
+                if sections[-1][0] is None and not sections[-1][1]:
+                    sections[-1] = (row, [], n)
+                else:
+                    sections.append((row, [], n))
+                continue
+            row["_file"] = str(f)  # its process's fault log lies beside it
+            row["_proc"] = f"{f}#{len(sections)}"  # the process that wrote it
+            sections[-1][1].append(row)
+        for header, rows, line in sections:
+            if header is None:
+                if rows:  # schema 1: one configuration per folder
+                    legacy.setdefault(str(f.parent), []).append((f, rows))
+                continue
+            if header["schema"] > SCHEMA:
+                problems.append(
+                    f"{f}:{line}: journal schema {header['schema']} is newer than this suite reads ({SCHEMA}); "
+                    f"skipped ({len(rows)} lines): update the suite to read it"
+                )
+                continue
+            cfg = str(header.get("cfg") or ident_key(header["ident"]))
+            info = runs.setdefault(header["run"], RunInfo(header["run"], cfg, header["ident"]))
+            if info.cfg != cfg:
+                problems.append(
+                    f"{f}:{line}: run {header['run']} is recorded under two configurations; "
+                    f"its {len(rows)} lines here are skipped"
+                )
+                continue
+            parsed.append((info, f, rows))
+    for folder, files in legacy.items():
+        ident = _legacy_ident([r for _, rows in files for r in rows])
+        run = "schema1:" + folder
+        info = runs.setdefault(run, RunInfo(run, ident_key(ident), ident, schema=1))
+        for f, rows in files:
+            parsed.append((info, f, rows))
+
+    results: dict[tuple, list[dict]] = {}
+    starts: dict[tuple, list[dict]] = {}
+    for info, f, rows in parsed:
+        if str(f) not in info.files:
+            info.files.append(str(f))
+        for row in rows:
+            kind = row.get("kind")
+            row["_run"], row["_cfg"] = info.run, info.cfg
+            if kind == "session":
+                row["run"] = info.run
+                sessions.append(row)
+                info.session = info.session or row
+                continue
+            if kind == "note":
+                notes.append(row)
+                continue
+            if kind == "end":
+                info.end = row
+                continue
+            key = (info.cfg, row["nodeid"])
+            if kind == "interrupted":  # the user stopped the sweep inside this case: not run, not a crash
+                starts[key] = [s for s in starts.get(key, []) if _t(s) > _t(row)]
+                continue
+            if kind == "start":
+                starts.setdefault(key, []).append(row)
+                info.started += 1
+            else:
+                results.setdefault(key, []).append(row)
+                info.results += 1
+    for info in runs.values():
+        times = [_t(info.session)] if info.session else []
+        info.start_time = min(times) if times else 0.0
+
+    out: list[dict] = []
+    for key in set(results) | set(starts):
+        res_rows, st_rows = results.get(key, []), starts.get(key, [])
+        res = max(res_rows, key=_t, default=None)
+        st = max(st_rows, key=_t, default=None)
+        if res is None and st is None:  # stopped by the user (Ctrl-C) before any result: not run
+            continue
+        if res is not None and (st is None or _t(res) >= _t(st)):
+            row = _from_start(st, res) if res.get("outcome") == "crash" and st is not None else dict(res)
+        else:
+            row = _from_start(st, None)  # started after its last result and never ended
+        history = _history(res_rows, st_rows)
+        counts = Counter(h.get("outcome") for h in history if h.get("outcome") in VERDICTS)
+        if len(counts) > 1:
+            row["changed"] = dict(sorted(counts.items()))
+            before = [
+                h for h in history if h.get("outcome") in VERDICTS and h.get("outcome") != row["outcome"]
+            ]
+            if before:
+                last = max(before, key=_t)
+                first = str(last.get("reason") or "").strip().splitlines()
+                row["flaky_outcome"] = last.get("outcome")
+                row["flaky_reason"] = first[0][:300] if first else ""
+        row["run"] = row.pop("_run", "")
+        row["cfg"] = row.pop("_cfg", key[0])
+        row.pop("_file", None)
+        row.pop("_proc", None)
+        out.append(row)
+
+    _cover(runs)
+    configs = {i.cfg: i.ident for i in sorted(runs.values(), key=lambda i: (i.start_time, i.run))}
+    for s in (*sessions, *notes):
+        s.pop("_file", None)
+        s.pop("_proc", None)
+        s["cfg"] = s.pop("_cfg", "")
+        s.pop("_run", None)
+    out.sort(key=lambda r: (str(r.get("family", "")), r["nodeid"], r["cfg"]))
+    return Record(out, sessions, notes, runs, problems, configs)
+
+
+def _history(results: list[dict], starts: list[dict]) -> list[dict]:
+    """Every verdict of one case in one configuration: its result rows
+    (crash rows completed from their start marker) and the start markers
+    whose process died by a fatal signal before any result of its own."""
+    out = []
+    for r in results:
+        if r.get("outcome") == "crash":
+            mine = [s for s in starts if s.get("_run") == r.get("_run") and _t(s) <= _t(r)]
+            st = max(mine, key=_t, default=None)
+            out.append(_from_start(st, r) if st is not None else r)
+        else:
+            out.append(r)
+    for s in starts:
+        ended = any(r.get("_proc") == s.get("_proc") and _t(r) >= _t(s) for r in results)
+        if not ended and _fatal_signal(s.get("_file")):
+            out.append(_from_start(s, None))
+    return out
+
+
+def _cover(runs: dict[str, RunInfo]) -> None:
+    """Mark the unfinished runs that a later complete run of the same
+    configuration resumed (directly or through a chain of resumed runs)."""
+    resumed_by: dict[str, list[RunInfo]] = {}
+    for info in runs.values():
+        for prev in (info.session or {}).get("resumes") or []:
+            resumed_by.setdefault(str(prev), []).append(info)
+
+    def cover(run: str, seen: set) -> str:
+        for nxt in resumed_by.get(run, []):
+            if nxt.run in seen or nxt.cfg != runs[run].cfg:
+                continue
+            if nxt.complete:
+                return nxt.run
+            got = cover(nxt.run, seen | {nxt.run})
+            if got:
+                return got
+        return ""
+
+    for info in runs.values():
+        if not info.complete:
+            info.covered_by = cover(info.run, {info.run})
+
+
+def read_journals(paths: Iterable[str | os.PathLike], header: bool = False) -> list[dict]:
+    """Case rows of all journals (``read_record``), one per configuration
+    and node id.  Problems are issued as warnings.  With ``header`` the
+    session and note rows come first."""
+    rec = read_record(paths)
+    for p in rec.problems:
+        warnings.warn(f"journal problem: {p}", stacklevel=2)
+    return [*rec.sessions, *rec.notes, *rec.rows] if header else rec.rows
