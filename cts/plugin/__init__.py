@@ -314,7 +314,6 @@ class CaseRunner:
         rec["verdict"] = v.as_dict()
         rec["max_ratio"] = v.max_ratio
         rec["max_error"] = v.max_error
-        item.stash[RESULT] = result
         if not v.passed:
             lines = [
                 f"{case.family}[{case.id}] FAILED on {h.device.name} ({h.backend.name}), "
@@ -329,9 +328,6 @@ class CaseRunner:
             lines.append(f"rerun: {h.rerun_command(item.nodeid)}")
             pytest.fail("\n".join(lines), pytrace=False)
         return result
-
-
-RESULT = pytest.StashKey[object]()
 
 
 @pytest.fixture
@@ -495,16 +491,12 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
         "time": time.time(),
     }
-    item.stash[ROW] = row
     # JUnit XML (--junitxml) carries these as <property> of the test case
     # (junitxml reads the item's properties from the teardown report)
     for key in ("family", "case_id", "outcome", "max_ratio", "seed", "device"):
         if row.get(key) not in (None, ""):
             item.user_properties.append((f"cts_{key}", str(row[key])))
     journal_append(item.config, row, session=item.session)
-
-
-ROW = pytest.StashKey[dict]()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

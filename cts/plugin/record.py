@@ -124,7 +124,7 @@ def session_header(config: pytest.Config, selected: int) -> dict:
         "profile": h.profile.name,
         "tiers": list(h.tiers),
         "subgroups": h.subgroups,
-        "command": " ".join(shlex.quote(a) for a in sys.argv),
+        "command": _command(),
         "cwd": os.getcwd(),
         "python": sys.version.split()[0],
         "numpy": numpy.__version__,
@@ -138,6 +138,14 @@ def session_header(config: pytest.Config, selected: int) -> dict:
         "time": time.time(),
         "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
     }
+
+
+def _command() -> str:
+    """This run's command line as a person would type it again."""
+    argv = list(sys.argv)
+    if argv and os.path.basename(argv[0]) in ("pytest", "py.test", "__main__.py"):
+        argv[0] = "pytest"  # `python -m pytest` / the venv's script path
+    return shlex.join(argv)
 
 
 def start_record(config: pytest.Config, selected: int, session: pytest.Session | None = None) -> None:

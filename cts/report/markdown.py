@@ -179,7 +179,10 @@ def markdown_report(
             f"pytest {md_text(s.get('pytest'))}, {md_text(s.get('platform'))}"
         )
     if len(heads) > 1:
-        out.append(f"* {len(heads)} sessions merged (shards, workers or resumed runs)")
+        out.append(
+            f"* {len(heads)} sessions merged (shards, workers or resumed runs); the lines above are the "
+            "first one's, every run is listed under Runs merged"
+        )
     for line in unfinished_lines(record):
         out.append(f"* **{md_text(line)}**")
     if record is not None and len(record.runs) > 1 or names:
