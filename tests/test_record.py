@@ -529,3 +529,50 @@ def test_concatenated_journals_read_as_their_folder(tmp_path):
     strip = [{k: v for k, v in r.items()} for r in a.rows]
     assert not b.problems and [r["outcome"] for r in b.rows] == [r["outcome"] for r in strip]
     assert [r.status for r in b.runs.values()] == ["complete"]
+
+
+def test_ctrl_c_in_a_later_run_does_not_erase_an_earlier_runs_crash(tmp_path):
+    """Run 1 crashed in a case (fatal signal), run 2 (resuming) was stopped
+    with Ctrl-C in the same case, run 3 passed it: the crash stays in the
+    record as a changed verdict."""
+    from cts.report.journal import fault_log_of
+
+    ident = {"backend": "emulator", "device": "d"}
+    case = {"nodeid": "c::t[x]", "family": "f", "case_id": "x"}
+    j1 = Journal(tmp_path / "run1" / "main-1.jsonl", file_header("run1", ident, "main"))
+    j1.append({"kind": "start", **case, "time": 1.0})
+    j1.close()
+    fault_log_of(j1.path).write_text("Fatal Python error: Segmentation fault\n")
+    j2 = Journal(tmp_path / "run2" / "main-2.jsonl", file_header("run2", ident, "main"))
+    j2.append({"kind": "start", **case, "time": 2.0})
+    j2.append({"kind": "interrupted", "nodeid": case["nodeid"], "time": 3.0})
+    j2.close()
+    j3 = Journal(tmp_path / "run3" / "main-3.jsonl", file_header("run3", ident, "main"))
+    j3.append({**case, "outcome": "passed", "time": 4.0})
+    j3.close()
+    (row,) = read_record([tmp_path]).rows
+    assert row["outcome"] == "passed" and row["changed"] == {"crash": 1, "passed": 1}, row
+
+
+def test_shards_of_one_run_id_are_complete_only_when_every_shard_ended(tmp_path):
+    """Two shards given one --run-id: one killed between cases (its end line
+    missing) makes the run unfinished, whatever the other shard did; one
+    --run-id given to two configurations keeps both configurations' rows."""
+    ident = {"backend": "emulator", "device": "d"}
+    case = {"family": "f", "outcome": "passed", "time": 2.0}
+    for k, ended in ((1, True), (2, False)):
+        j = Journal(tmp_path / "sweep" / f"shard{k}of2-main-{k}.jsonl", file_header("sweep", ident, "main"))
+        j.append({"kind": "session", "run": "sweep", "selected": 2, "time": 1.0})
+        j.append({**case, "nodeid": f"c::t[{k}]", "case_id": str(k)})
+        if ended:
+            j.append({"kind": "end", "status": "complete", "selected": 2, "time": 3.0})
+        j.close()
+    rec = read_record([tmp_path / "sweep"])
+    (run,) = rec.runs.values()
+    assert run.selected == 4 and run.status == "killed (no end record) (in 1 of 2 sessions)"
+    assert record_status(rec)[0] and rec.unfinished()
+    j = Journal(tmp_path / "other" / "main-9.jsonl", file_header("sweep", ident | {"driver": "2"}, "main"))
+    j.append({**case, "nodeid": "c::t[1]", "case_id": "1", "outcome": "failed"})
+    j.close()
+    both = read_record([tmp_path])
+    assert len(both.runs) == 2 and sorted(r["outcome"] for r in both.rows) == ["failed", "passed", "passed"]

@@ -181,6 +181,9 @@ def load_profile(name: str) -> CoopProfile:
         d = json.loads(p.read_text())
         if not isinstance(d, dict):
             raise ValueError("the file must hold a JSON object")
+        unknown = sorted(set(d) - {"name", "description", "subgroup_size", "entries"})
+        if unknown:
+            raise ValueError(f"unknown keys {', '.join(unknown)}")
         if not isinstance(d["entries"], list) or not d["entries"]:
             raise ValueError("entries must be a non-empty list")
         sg = d["subgroup_size"]

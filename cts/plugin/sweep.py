@@ -200,10 +200,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
         try:
             for p in write_record(rec, d, extra_notes=extra):
                 say(f"cts report: {p}")
-        except OSError as e:
+        except OSError as e:  # the record is kept; its report is not: exit 3 whatever the verdicts
             say(f"cts report: {e}", red=True)
-            if session.exitstatus == pytest.ExitCode.OK:
+            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            return
     for p in rec.problems[:5]:
         say(f"cts: journal problem: {p}", yellow=True)
     if (st is not None and st.write_error) or "cannot write the journal" in _stop_reason(session):

@@ -131,7 +131,10 @@ def matrix_axes(rows: list[dict]) -> tuple[str | None, list[str]]:
 
 
 def _natural(v: str):
-    return (0, float(v), "") if v.replace(".", "", 1).lstrip("-").isdigit() else (1, 0.0, v)
+    try:
+        return (0, float(v), "")
+    except (ValueError, OverflowError):
+        return (1, 0.0, v)
 
 
 def _matrix(family: str, rows: list[dict]) -> str:
@@ -240,6 +243,11 @@ def error_plot(rows: list[dict], width: int = 900, height: int = 320) -> str:
     return "\n".join(out)
 
 
+def _seq(x) -> list:
+    """A journal value meant as a list (another machine's journal may hold anything)."""
+    return list(x) if isinstance(x, (list, tuple)) else ([] if x is None else [x])
+
+
 def _env(sessions: list[dict]) -> str:
     rows: list[tuple[str, object]] = []
     for s in sessions:
@@ -250,11 +258,11 @@ def _env(sessions: list[dict]) -> str:
             ("platform", dev.get("platform")),
             ("driver", dev.get("driver")),
             ("device version", dev.get("version")),
-            ("subgroup sizes", ", ".join(map(str, dev.get("subgroup_sizes") or []))),
-            ("extensions", " ".join(dev.get("extensions") or [])),
+            ("subgroup sizes", ", ".join(map(str, _seq(dev.get("subgroup_sizes"))))),
+            ("extensions", " ".join(map(str, _seq(dev.get("extensions"))))),
             ("seed", s.get("seed")),
             ("tolerance profile", s.get("profile")),
-            ("tiers", ", ".join(s.get("tiers") or [])),
+            ("tiers", ", ".join(map(str, _seq(s.get("tiers"))))),
             ("options", ", ".join(f"{k}={v}" for k, v in (s.get("options") or {}).items())),
             ("command", s.get("command")),
             ("python / numpy / pytest", f"{s.get('python')} / {s.get('numpy')} / {s.get('pytest')}"),

@@ -136,14 +136,14 @@ def ident_label(ident: dict) -> str:
     if ident.get("version"):
         parts.append(f"version {ident['version']}")
     if ident.get("faults"):
-        parts.append(f"faults {','.join(map(str, ident['faults']))}")
+        parts.append(f"faults {','.join(map(str, _listish(ident['faults'])))}")
     for k in ("seed", "profile", "subgroups"):
         if ident.get(k) not in (None, ""):
             parts.append(f"{k} {ident[k]}")
     if ident.get("tiers"):
-        parts.append(f"tiers {','.join(map(str, ident['tiers']))}")
+        parts.append(f"tiers {','.join(map(str, _listish(ident['tiers'])))}")
     if ident.get("options"):
-        parts.append(" ".join(map(str, ident["options"])))
+        parts.append(" ".join(map(str, _listish(ident["options"]))))
     if ident.get("schema") == 1:
         parts.append("(schema-1 journal)")
     return ", ".join(parts)
@@ -265,8 +265,28 @@ _NUM_FIELDS = ("duration", "max_ratio", "max_error", "time", "timeout_s")
 _OBJ_FIELDS = ("axes", "verdict")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _num_ok(v) -> bool:
-    return v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
+    """None or a number a float can hold (a 400-digit integer cannot)."""
+    if v is None:
+        return True
+    if not isinstance(v, (int, float)) or isinstance(v, bool):
+        return False
+    try:
+        float(v)
+    except OverflowError:
+        return False
+    return True
+
+
+def _count_ok(v) -> bool:
+    return v is None or (_num_ok(v) and math.isfinite(float(v)) and 0 <= v < 1 << 53)
+
+
+def _listish(x) -> list:
+    return list(x) if isinstance(x, (list, tuple)) else ([] if x in (None, "") else [x])
 
 
 def row_problem(row) -> str | None:
@@ -281,28 +301,39 @@ def row_problem(row) -> str | None:
             return "journal header without an integer schema"
         if not isinstance(row.get("run"), str) or not isinstance(row.get("ident"), dict):
             return "journal header without run id or ident object"
+        odd = [
+            k for k, v in row["ident"].items() if not isinstance(v, (str, int, float, bool, list, type(None)))
+        ]
+        if odd:
+            return f"journal header: ident field(s) {', '.join(odd)} must be plain values or lists"
         return None
     if kind == "session":
         if not isinstance(row.get("device", {}), dict):
             return "session header: 'device' must be an object"
         if not isinstance(row.get("tiers", []), list) or not isinstance(row.get("options", {}), dict):
             return "session header: 'tiers' must be a list and 'options' an object"
-        if not isinstance(row.get("resumes", []), list) or not _num_ok(row.get("selected")):
-            return "session header: 'resumes' must be a list and 'selected' a number"
+        resumes = row.get("resumes", [])
+        if not isinstance(resumes, list) or not all(isinstance(r, str) for r in resumes):
+            return "session header: 'resumes' must be a list of run ids"
+        if not _count_ok(row.get("selected")):
+            return "session header: 'selected' must be a count"
     if kind in (None, "start", "interrupted") and (
         not isinstance(row.get("nodeid"), str) or not row["nodeid"]
     ):
         return "line without nodeid"
     if kind is None and row.get("outcome") not in OUTCOMES:
         return f"unknown outcome {row.get('outcome')!r} (known: {', '.join(OUTCOMES)})"
-    if kind == "end" and (not isinstance(row.get("status"), str) or not _num_ok(row.get("selected"))):
-        return "end line: 'status' must be a string and 'selected' a number"
+    if kind == "end" and (not isinstance(row.get("status"), str) or not _count_ok(row.get("selected"))):
+        return "end line: 'status' must be a string and 'selected' a count"
     for k in _STR_FIELDS:
         v = row.get(k)
         if kind == "session" and k == "device":
             continue
         if v is not None and not isinstance(v, str):
             return f"field {k!r} must be a string, got {type(v).__name__}"
+    for k, v in row.items():
+        if isinstance(v, str) and _SURROGATE.search(v):
+            return f"field {k!r} holds a lone UTF-16 surrogate (not text)"
     for k in _NUM_FIELDS:
         if not _num_ok(row.get(k)):
             return f"field {k!r} must be a number, got {row.get(k)!r:.60}"
@@ -310,7 +341,8 @@ def row_problem(row) -> str | None:
         v = row.get(k)
         if v is not None and not isinstance(v, dict):
             return f"field {k!r} must be an object, got {type(v).__name__}"
-    if not isinstance(row.get("seed", 0), (int, str)) or isinstance(row.get("seed"), bool):
+    seed = row.get("seed")
+    if seed is not None and (not isinstance(seed, (int, str)) or isinstance(seed, bool)):
         return "field 'seed' must be an integer or a string"
     if isinstance(row.get("time"), float) and not math.isfinite(row["time"]):
         return "field 'time' must be finite"

@@ -43,8 +43,10 @@ _MD_SPECIAL = str.maketrans(
 
 
 def md_text(x) -> str:
-    """Plain text in markdown: no HTML, no table split, no code span; one line."""
-    return _s(x).translate(_MD_SPECIAL)
+    """Plain text in markdown: no HTML, no table split, no code span, no
+    link or image (``](`` and ``![`` are broken, so a journal cannot make the
+    page fetch anything); one line."""
+    return _s(x).replace("\\", "\\\\").translate(_MD_SPECIAL).replace("](", "]\\(").replace("![", "!\\[")
 
 
 def md_code(x) -> str:
@@ -389,7 +391,7 @@ def _write_set(files: dict[Path, str]) -> None:
                 raise IsADirectoryError(21, "is a folder", str(path))
             tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
             tmps.append((tmp, path))
-            with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            with open(tmp, "w", encoding="utf-8", errors="backslashreplace", newline="") as fh:
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -402,7 +404,7 @@ def _write_set(files: dict[Path, str]) -> None:
         for tmp, path in tmps:
             os.replace(tmp, path)
             done.append(path)
-    except OSError as e:
+    except BaseException as e:
         for path in done:  # put the previous set back
             if path in backups:
                 try:
@@ -411,6 +413,8 @@ def _write_set(files: dict[Path, str]) -> None:
                     pass
         for tmp, _ in tmps:
             tmp.unlink(missing_ok=True)
+        if not isinstance(e, OSError):
+            raise
         where = next(iter(files)).parent if files else "?"
         raise OSError(
             f"cannot write the report to {where}: {e.strerror or e}"

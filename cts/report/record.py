@@ -97,23 +97,40 @@ class RunInfo:
     started: int = 0  # start markers written by this run
     schema: int = SCHEMA
     covered_by: str = ""  # a later complete run of the same configuration that resumed this one
+    heads: list[dict] = field(default_factory=list)  # session headers (one per controller / shard)
+    ends: list[dict] = field(default_factory=list)  # their end lines
 
     @property
     def selected(self) -> int | None:
-        for src in (self.end, self.session):
-            if src and isinstance(src.get("selected"), (int, float)):
-                return int(src["selected"])
-        return None
+        """Cases the run selected: summed over its sessions (shards given
+        one --run-id are sessions of one run)."""
+        got = [h.get("selected") for h in self.heads if isinstance(h.get("selected"), (int, float))]
+        if not got:
+            got = [e.get("selected") for e in self.ends if isinstance(e.get("selected"), (int, float))]
+        return int(sum(got)) if got else None
 
     @property
     def status(self) -> str:
-        if self.end is not None:
-            return str(self.end.get("status") or "complete")
+        """``complete`` only when every session of the run wrote a complete
+        end line (a killed shard of a shared --run-id is not hidden by the
+        others)."""
         if self.schema < SCHEMA:
-            return "unknown (schema-1 journal)"
-        if self.session is None:
+            return (
+                "complete"
+                if self.end is not None and self.end.get("status") == "complete"
+                else "unknown (schema-1 journal)"
+            )
+        if not self.heads:
             return "no session header (worker journals only)"
-        return "killed (no end record)"
+        ended = {e.get("_proc"): e for e in self.ends}
+        statuses = []
+        for h in self.heads:
+            e = ended.get(h.get("_proc"))
+            statuses.append("killed (no end record)" if e is None else str(e.get("status") or "complete"))
+        bad = [st for st in statuses if st != "complete"]
+        if not bad:
+            return "complete"
+        return bad[0] + (f" (in {len(bad)} of {len(statuses)} sessions)" if len(statuses) > 1 else "")
 
     @property
     def complete(self) -> bool:
@@ -264,6 +281,8 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
                 else:
                     sections.append((row, [], n))
                 continue
+            for k in ("changed", "run", "cfg", "flaky_outcome", "flaky_reason"):  # the reader's own fields
+                row.pop(k, None)
             row["_file"] = str(f)  # its process's fault log lies beside it
             row["_proc"] = f"{f}#{len(sections)}"  # the process that wrote it
             sections[-1][1].append(row)
@@ -279,13 +298,10 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
                 )
                 continue
             cfg = str(header.get("cfg") or ident_key(header["ident"]))
-            info = runs.setdefault(header["run"], RunInfo(header["run"], cfg, header["ident"]))
-            if info.cfg != cfg:
-                problems.append(
-                    f"{f}:{line}: run {header['run']} is recorded under two configurations; "
-                    f"its {len(rows)} lines here are skipped"
-                )
-                continue
+            run = header["run"]
+            if run in runs and runs[run].cfg != cfg:  # one --run-id given to two configurations:
+                run = f"{run}~{cfg}"  # two runs, kept apart (never one dropped)
+            info = runs.setdefault(run, RunInfo(run, cfg, header["ident"]))
             parsed.append((info, f, rows))
     for folder, files in legacy.items():
         ident = _legacy_ident([r for _, rows in files for r in rows])
@@ -306,16 +322,21 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
                 row["run"] = info.run
                 sessions.append(row)
                 info.session = info.session or row
+                info.heads.append(row)
                 continue
             if kind == "note":
                 notes.append(row)
                 continue
             if kind == "end":
                 info.end = row
+                info.ends.append(row)
                 continue
             key = (info.cfg, row["nodeid"])
-            if kind == "interrupted":  # the user stopped the sweep inside this case: not run, not a crash
-                starts[key] = [s for s in starts.get(key, []) if _t(s) > _t(row)]
+            if kind == "interrupted":  # the user stopped the sweep inside this case: not run, not a crash;
+                # it cancels the start markers of its own process only (an earlier run's crash stays)
+                starts[key] = [
+                    s for s in starts.get(key, []) if s.get("_proc") != row.get("_proc") or _t(s) > _t(row)
+                ]
                 continue
             if kind == "start":
                 starts.setdefault(key, []).append(row)
@@ -359,8 +380,7 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
     _cover(runs)
     configs = {i.cfg: i.ident for i in sorted(runs.values(), key=lambda i: (i.start_time, i.run))}
     for s in (*sessions, *notes):
-        s.pop("_file", None)
-        s.pop("_proc", None)
+        s.pop("_file", None)  # (a session keeps ``_proc``: it pairs it with its end line)
         s["cfg"] = s.pop("_cfg", "")
         s.pop("_run", None)
     out.sort(key=lambda r: (str(r.get("family", "")), r["nodeid"], r["cfg"]))
@@ -381,7 +401,11 @@ def _history(results: list[dict], starts: list[dict]) -> list[dict]:
             out.append(r)
     for s in starts:
         ended = any(r.get("_proc") == s.get("_proc") and _t(r) >= _t(s) for r in results)
-        if not ended and _fatal_signal(s.get("_file")):
+        recorded = any(  # the xdist controller's crash row of the same run is the same crash
+            r.get("_run") == s.get("_run") and r.get("outcome") in ("crash", "timeout") and _t(r) >= _t(s)
+            for r in results
+        )
+        if not ended and not recorded and _fatal_signal(s.get("_file")):
             out.append(_from_start(s, None))
     return out
 
