@@ -9,6 +9,7 @@ import sys
 COMMANDS = {
     "faults": ("cts.cli:faults_main", "list the emulator's named faults"),
     "devices": ("cts.backends.devices:devices_main", "list OpenCL platforms/devices and what they support"),
+    "sweep": ("cts.launch:main", "run a sweep as N concurrent shard processes, merged into one report"),
     "report": ("cts.report.markdown:main", "merge journals into report.md / report.html / results.csv"),
     "repro": ("cts.report.repro:main", "write a standalone repro bundle for one case"),
     "numerics": (

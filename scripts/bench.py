@@ -1,118 +1,308 @@
 #!/usr/bin/env python3
-"""Benchmark of the conformance sweeps (not a timed test).
+"""Benchmark of the conformance sweeps against pytest's own floor (not a timed test).
 
-    python scripts/bench.py              # emulator: in-process runners and the pytest sweep
-    python scripts/bench.py --no-pytest  # in-process only
-    python scripts/bench.py --opencl     # OpenCL sweep: cold/warm cache, build vs run, 1 vs 2 workers
+    python scripts/bench.py                      # the emulator sweep: serial and -n 2 vs the floor
+    python scripts/bench.py -n 0,2,4,16          # any worker counts (0 = serial, no xdist)
+    python scripts/bench.py --shards 16          # also: 16 independent --shard k/16 processes + merge
+    python scripts/bench.py --slice 500          # memory: peak RSS of a 500-case slice vs the full sweep
+    python scripts/bench.py -- cases/test_joint_matrix.py   # any pytest selection / options after --
+    python scripts/bench.py --harness 8000       # the harness's own cost a case (no-op cases, real plugin)
+    python scripts/bench.py --opencl             # OpenCL: Intel families on Intel's CPU runtime, cold/warm
 
-Prints wall time and cases per second for each measured configuration.
+The floor is the same collected node ids as no-op tests (``assert case``),
+generated in a temporary folder and run by the same pytest with the same
+worker count: what pytest itself costs for that many items.  Every suite
+figure is printed as a ratio to it.  "harness" is the time outside the case
+functions (wall - floor - sum of journal durations) per case; the
+per-family table is cases per second inside the case functions.  Peak RSS is
+the largest process of the run (``getrusage(RUSAGE_CHILDREN)`` of a wrapper).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+LAST_CPU = [0.0]
+PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:warnings"]
 
 
-def bench_emulator_inprocess() -> tuple[int, float]:
-    from cts.backends.emulator import EmulatorBackend
-    from cts.families.intel import intel_mma_cases, intel_split_cases, tf32_convert_cases
-    from cts.runs.intel import run_intel_mma, run_tf32_convert
-    from reference.data import TIERS
-
-    be = EmulatorBackend()
-    jobs = [(c, run_intel_mma) for c in intel_mma_cases(TIERS) + intel_split_cases(TIERS)]
-    jobs += [(c, run_tf32_convert) for c in tf32_convert_cases(TIERS)]
-    t0 = time.perf_counter()
-    for case, runner in jobs:
-        assert runner(case, be, 1).verdict.passed, case.id
-    return len(jobs), time.perf_counter() - t0
-
-
-def bench_pytest(args: list[str], label: str, report: Path | None = None) -> None:
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        *([] if args and args[0].startswith("cases") else ["cases"]),
-        "-q",
-        "-p",
-        "no:warnings",
-        "--report-dir",
-        str(report or ROOT / "reports" / "bench"),
-        *args,
-    ]
-    t0 = time.perf_counter()
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=os.environ.copy())
-    dt = time.perf_counter() - t0
-    tail = [ln for ln in out.stdout.splitlines() if " in " in ln and ("passed" in ln or "skipped" in ln)]
-    summary = tail[-1] if tail else out.stdout[-300:]
-    n = sum(
-        int(w)
-        for w, nxt in zip(summary.split(), summary.split()[1:])
-        if w.isdigit() and nxt.startswith(("passed", "skipped", "failed"))
+def measure(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
+    """Wall seconds, peak RSS (MB, largest process) and stdout of ``cmd``,
+    run under a wrapper whose children's rusage is the command's alone.
+    ``LAST_CPU[0]`` is its CPU seconds (user + system, all processes)."""
+    wrapper = (
+        "import resource, subprocess, sys, time, json\n"
+        "t = time.perf_counter()\n"
+        "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "dt = time.perf_counter() - t\n"
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "r = [u.ru_maxrss, u.ru_utime + u.ru_stime]\n"
+        "sys.stdout.write(p.stdout + p.stderr)\n"
+        "print('\\n@@BENCH ' + json.dumps([dt, r, p.returncode]))\n"
     )
-    print(f"{label:40s} {dt:7.2f} s  {n / dt if dt else 0:8.1f} cases/s   [{summary.strip()}]")
+    out = subprocess.run([sys.executable, "-c", wrapper, *cmd], cwd=cwd, capture_output=True, text=True)
+    text = out.stdout
+    m = re.search(r"@@BENCH (\[.*\])", text)
+    if not m:
+        raise SystemExit(f"bench: could not run {' '.join(cmd)}: {out.stderr[-500:]}")
+    dt, (rss_kb, cpu), rc = json.loads(m.group(1))
+    LAST_CPU[0] = cpu
+    if rc not in (0, 1):
+        raise SystemExit(f"bench: {' '.join(cmd)} exited {rc}:\n{text[-1500:]}")
+    return dt, rss_kb // 1024, text
+
+
+def collect(sel: list[str]) -> list[str]:
+    out = subprocess.run([*PYTEST, "--co", *sel], cwd=ROOT, capture_output=True, text=True)
+    ids = [ln for ln in out.stdout.splitlines() if "::" in ln and not ln.startswith(" ")]
+    if not ids:
+        raise SystemExit(f"bench: nothing collected by {sel}:\n{out.stdout[-800:]}{out.stderr[-800:]}")
+    return ids
+
+
+def write_floor(ids: list[str], into: Path) -> None:
+    """The no-op twin of ``ids``: one parametrized test per (file, function)
+    with the same ids, so pytest does the same per-item work and nothing else."""
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for nid in ids:
+        path, _, rest = nid.partition("::")
+        func, _, param = rest.partition("[")
+        groups[(path, func)].append(param[:-1] if param else "")
+    files: dict[str, list[str]] = defaultdict(list)
+    for (path, func), params in groups.items():
+        files[path].append(
+            f"@pytest.mark.parametrize('case', range(1, {len(params) + 1}), ids={params!r})\n"
+            f"def {func}(case):\n    assert case\n"
+        )
+    for path, tests in files.items():
+        f = into / path
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text("import pytest\n\n\n" + "\n\n".join(tests))
+    (into / "pytest.ini").write_text("[pytest]\n")
+
+
+def summary(text: str) -> str:
+    tail = [ln for ln in text.splitlines() if re.search(r"\d+ (passed|skipped|failed)", ln)]
+    return tail[-1].strip("= ") if tail else text[-200:]
+
+
+def journal_durations(report: Path) -> dict[str, tuple[int, float]]:
+    from cts.report.record import read_record
+
+    fam: dict[str, list[float]] = defaultdict(list)
+    for r in read_record([report / "journal"]).rows:
+        if r.get("outcome") in ("passed", "failed", "skipped"):
+            fam[r.get("family") or "?"].append(float(r.get("duration") or 0))
+    return {k: (len(v), sum(v)) for k, v in sorted(fam.items())}
+
+
+def workers_args(n: str) -> list[str]:
+    return ["-p", "no:xdist"] if n == "0" else ["-n", n]
+
+
+def bench_sweep(sel: list[str], workers: list[str], shards: int) -> None:
+    ids = collect(sel)
+    tmp = Path(tempfile.mkdtemp(prefix="cts-bench-"))
+    try:
+        write_floor(ids, tmp / "floor")
+        print(f"{len(ids)} cases ({' '.join(sel) or 'cases'}); floor = the same ids as no-op tests\n")
+        print(f"| run | suite | floor | ratio | speed-up | harness ms/case | peak RSS | result |")
+        print("|---|---|---|---|---|---|---|---|")
+        base = None
+        fams = {}
+        for n in workers:
+            report = tmp / f"report-{n}"
+            dt, rss, text = measure(
+                [*PYTEST, *sel, *workers_args(n), f"--report-dir={report}", "--run-id", f"bench{n}"], ROOT
+            )
+            fdt, _, ftext = measure([*PYTEST, *workers_args(n), "."], tmp / "floor")
+            fams = journal_durations(report)
+            inside = sum(t for _, t in fams.values())
+            base = base or dt
+            harness = (dt - fdt - inside / max(1, int(n))) / len(ids) * 1e3
+            label = "serial (-p no:xdist)" if n == "0" else f"-n {n}"
+            print(
+                f"| {label} | {dt:.1f} s | {fdt:.1f} s | {dt / fdt:.2f}x | {base / dt:.2f}x | "
+                f"{harness:.2f} | {rss} MB | {summary(text)} |"
+            )
+            if n == "0":
+                serial_fams = fams
+        if shards:
+            bench_shards(sel, shards, tmp, len(ids), base)
+        fams = serial_fams if "0" in workers else fams
+        print("\n| family | cases | in case functions | ms/case | cases/s |")
+        print("|---|---|---|---|---|")
+        for k, (c, t) in fams.items():
+            print(f"| {k} | {c} | {t:.2f} s | {t / c * 1e3:.2f} | {c / t if t else 0:.0f} |")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bench_shards(sel: list[str], n: int, tmp: Path, count: int, serial: float | None) -> None:
+    """``n`` independent ``--shard k/n`` processes into one report folder
+    (one --run-id, as a CI matrix would), then one ``python -m cts report``."""
+    report = tmp / "report-shards"
+    t0 = time.perf_counter()
+    procs = [
+        subprocess.Popen(
+            [*PYTEST, *sel, "-p", "no:xdist", "--shard", f"{k}/{n}", "--run-id", "benchshards",
+             f"--report-dir={report}"],
+            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        for k in range(1, n + 1)
+    ]
+    rcs = [p.wait() for p in procs]
+    dt = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "cts", "report", str(report)], cwd=ROOT, capture_output=True, text=True)
+    mt = time.perf_counter() - t1
+    sp = f"{serial / (dt + mt):.2f}x" if serial else "-"
+    print(
+        f"| {n} shards + merge | {dt:.1f} s + {mt:.1f} s | | | {sp} | | | "
+        f"exit codes {sorted(set(rcs))}, report: {out.stdout.strip().splitlines()[-1] if out.stdout.strip() else out.stderr[-200:]} |"
+    )
+
+
+HARNESS_CASES = """\
+import pytest
+from dataclasses import dataclass, field
+from cts.check import Verdict
+
+
+@dataclass(frozen=True)
+class Case:
+    n: int
+    family: str = "intel_tf32_convert"  # a family the emulator has: the case is not skipped
+    tier: str = "exact"
+    spec_row: str = "a no-op case"
+    axes: dict = field(default_factory=dict, hash=False)
+
+    @property
+    def id(self):
+        return f"case{self.n}"
+
+
+class Result:
+    def __init__(self):
+        self.verdict = Verdict(True, 1, 0, "exact")
+
+
+def runner(case, backend, seed):
+    return Result()
+
+
+@pytest.mark.cts_cases.with_args(lambda tiers: [Case(n) for n in range(%d)])
+def test_harness(case, cts):
+    cts.check(case, runner)
+"""
+
+
+def bench_harness(count: int) -> None:
+    """The harness's own cost per case: ``count`` no-op cases through the
+    real plugin (journal, record, report) vs ``count`` no-op pytest tests."""
+    tmp = Path(tempfile.mkdtemp(prefix="cts-bench-harness-"))
+    try:
+        (tmp / "suite" / "cases").mkdir(parents=True)
+        (tmp / "suite" / "conftest.py").write_text('pytest_plugins = ["cts.plugin"]\n')
+        (tmp / "suite" / "pytest.ini").write_text("[pytest]\n")
+        (tmp / "suite" / "cases" / "test_harness.py").write_text(HARNESS_CASES % count)
+        write_floor([f"cases/test_harness.py::test_harness[case{n}]" for n in range(count)], tmp / "floor")
+        env_py = f"{ROOT}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"
+        os.environ["PYTHONPATH"] = env_py
+        for n in ("0", "2"):
+            dt, _, text = measure([*PYTEST, *workers_args(n), f"--report-dir={tmp / 'r'}"], tmp / "suite")
+            cpu = LAST_CPU[0]
+            fdt, _, _ = measure([*PYTEST, *workers_args(n), "."], tmp / "floor")
+            fcpu = LAST_CPU[0]
+            print(
+                f"harness, {'serial' if n == '0' else '-n ' + n}: {count} no-op cases {dt:.2f} s wall "
+                f"({cpu:.2f} s CPU), floor {fdt:.2f} s ({fcpu:.2f} s CPU): {(dt - fdt) / count * 1e3:.3f} ms wall, "
+                f"{(cpu - fcpu) / count * 1e3:.3f} ms CPU a case over pytest's own [{summary(text)}]"
+            )
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def bench_slice(sel: list[str], first: int) -> None:
+    """Peak RSS of the full serial sweep vs its first ``first`` cases."""
+    ids = collect(sel)
+    tmp = Path(tempfile.mkdtemp(prefix="cts-bench-"))
+    try:
+        part = tmp / "slice.txt"
+        part.write_text("\n".join(ids[:first]) + "\n")
+        res = []
+        for label, args in ((f"first {first} cases", ["@" + str(part)]), (f"all {len(ids)} cases", sel)):
+            dt, rss, text = measure([*PYTEST, *args, "-p", "no:xdist", f"--report-dir={tmp / 'r'}"], ROOT)
+            res.append(rss)
+            print(f"{label:24s} {dt:6.1f} s  peak RSS {rss:5d} MB  [{summary(text)}]")
+        print(f"full / slice peak RSS: {res[1] / res[0]:.2f}x")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def bench_opencl(workers: tuple[str, ...] = ("0", "2")) -> None:
     """OpenCL sweep of the Intel families on the Intel CPU runtime with the
     shipped prelude: cold (empty program cache) and warm, 1 and 2 workers,
     build vs run seconds summed over workers (from <report-dir>/opencl-stats)."""
-    import json
-    import shutil
-    import tempfile
-
     cache = Path(tempfile.mkdtemp(prefix="cts-bench-cl-"))
-    report = ROOT / "reports" / "bench" / "opencl"
+    report = Path(tempfile.mkdtemp(prefix="cts-bench-report-"))
     base = ["--backend", "opencl", "--opencl-prelude", "builtin", "--opencl-cache-dir", str(cache)]
     try:
         for n in workers:
             for state in ("cold", "warm"):
                 if state == "cold":
                     shutil.rmtree(cache, ignore_errors=True)
-                bench_pytest(
-                    ["cases/test_intel_mma.py", *base, "-n", n], f"opencl+prelude, {state}, -n {n}", report
+                run_id = f"cl{n}{state}"
+                dt, rss, text = measure(
+                    [*PYTEST, "cases/test_intel_mma.py", *base, *workers_args(n), f"--report-dir={report}",
+                     "--run-id", run_id],
+                    ROOT,
                 )
                 tot: dict[str, float] = {}
-                runs = sorted((report / "opencl-stats").glob("*/"), key=lambda p: p.stat().st_mtime)
-                for f in runs[-1].glob("*.json") if runs else []:  # the run just made
+                for f in (report / "opencl-stats" / run_id).glob("*.json"):
                     for k, v in json.loads(f.read_text()).items():
                         tot[k] = tot.get(k, 0) + v
                 print(
-                    f"{'':40s} build {tot.get('build_seconds', 0):6.1f} s ({int(tot.get('compiled', 0))} compiled, "
-                    f"{int(tot.get('disk_hits', 0))} from disk), run {tot.get('run_seconds', 0):5.2f} s "
+                    f"opencl+prelude, {state}, -n {n}: {dt:6.2f} s, peak {rss} MB [{summary(text)}]; build "
+                    f"{tot.get('build_seconds', 0):.1f} s ({int(tot.get('compiled', 0))} compiled, "
+                    f"{int(tot.get('disk_hits', 0))} from disk), run {tot.get('run_seconds', 0):.2f} s "
                     f"({int(tot.get('launches', 0))} launches), summed over workers"
                 )
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(report, ignore_errors=True)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--no-pytest", action="store_true", help="skip the pytest sweeps")
-    ap.add_argument(
-        "--opencl", action="store_true", help="only the OpenCL sweep (Intel CPU runtime + shipped prelude)"
-    )
+    ap.add_argument("-n", default="0,2", help="comma-separated worker counts (0 = serial); default 0,2")
+    ap.add_argument("--shards", type=int, default=0, help="also run N independent --shard k/N processes + merge")
+    ap.add_argument("--slice", type=int, default=0, help="memory: peak RSS of the first N cases vs all")
+    ap.add_argument("--harness", type=int, default=0, help="the harness's own cost: N no-op cases vs the floor")
+    ap.add_argument("--opencl", action="store_true", help="OpenCL: Intel families on Intel's CPU runtime")
+    ap.add_argument("pytest_args", nargs="*", help="pytest selection and options (after --); default: cases")
     a = ap.parse_args()
+    sel = a.pytest_args or ["cases"]
     if a.opencl:
         bench_opencl()
-        return 0
-    n, dt = bench_emulator_inprocess()
-    print(
-        f"{'emulator, Intel families, in-process':40s} {dt:7.2f} s  {n / dt:8.1f} cases/s   [{n} cases, 1 core]"
-    )
-    if not a.no_pytest:
-        bench_pytest(["-k", "intel"], "emulator, Intel families, pytest")
-        bench_pytest([], "emulator, all families, pytest")
-        bench_pytest(["-n", "2"], "emulator, all families, pytest -n 2")
+    elif a.harness:
+        bench_harness(a.harness)
+    elif a.slice:
+        bench_slice(sel, a.slice)
+    else:
+        bench_sweep(sel, [w.strip() for w in a.n.split(",") if w.strip()], a.shards)
     return 0
 
 

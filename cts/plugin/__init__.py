@@ -28,6 +28,7 @@ OPT_IN_TIERS = ("model",)
 __all__ = ["Harness"]
 
 RECORD = pytest.StashKey[dict]()
+FIELDS = pytest.StashKey[dict]()  # the case fields of an item, computed once at its start
 
 # Each room's own pytest plugin module (options, backend options via
 # ``cts_backend_options(config)``, rerun arguments via ``cts_rerun_args(config)``).
@@ -88,6 +89,11 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
         help="where the journal and the reports of this run go (default reports/latest)",
     )
     g.addoption("--no-report", action="store_true", help="write no journal and no report")
+    g.addoption(
+        "--journal-only",
+        action="store_true",
+        help="write the journal, not the report (a shard of a sweep: `python -m cts report` merges)",
+    )
     g.addoption(
         "--run-id",
         default=None,
@@ -184,6 +190,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     own = getattr(fn, "cts_tiers", TIERS)  # the tiers this generator understands
     mine = tuple(t for t in tiers if t in own)
     cases = fn(mine) if mine else []  # none of its tiers asked for: no case, even from tier-less families
+    cases = shard_prefilter(metafunc, cases)  # --shard K/N: only this shard's cases become items
     if not cases:  # e.g. an opt-in tier not asked for: no item at all, not an "empty parameter set" skip
         metafunc.parametrize("case", [pytest.param(None, marks=pytest.mark.cts_no_cases)], ids=["none"])
         return
@@ -210,6 +217,10 @@ class Harness:
         self.tiers = tiers
         self.subgroups = subgroups
         self._device = None
+        self._rerun_tail: str | None = None
+        self._row_base: dict | None = None
+        self._timeout: float | None = None
+        self.item: pytest.Item | None = None  # the item being set up / run (set by pytest_runtest_setup)
 
     @property
     def device(self):
@@ -218,8 +229,15 @@ class Harness:
         return self._device
 
     def rerun_command(self, nodeid: str) -> str:
+        """The pytest command that reruns one case under this configuration
+        (the options part is built once: it is the same for every case)."""
+        if self._rerun_tail is None:
+            self._rerun_tail = self._rerun_options()
+        return f"pytest {shlex.quote(nodeid)}{self._rerun_tail}"
+
+    def _rerun_options(self) -> str:
         o = self.config.option
-        parts = ["pytest", nodeid, "--backend", o.backend, "--seed", str(self.seed)]
+        parts = ["--backend", o.backend, "--seed", str(self.seed)]
         if o.device is not None:
             parts += ["--device", o.device]
         if tuple(self.tiers) != TIERS:  # e.g. an opt-in tier: the case is collected only with it
@@ -234,21 +252,52 @@ class Harness:
             extra = getattr(plugin, "cts_rerun_args", None)
             if callable(extra):
                 parts += extra(self.config)
-        return " ".join(shlex.quote(p) for p in parts)
+        return "".join(" " + shlex.quote(p) for p in parts)
+
+    @property
+    def row_base(self) -> dict:
+        """The fields every journal line of this process shares."""
+        if self._row_base is None:
+            d = self.device
+            self._row_base = {
+                "backend": self.backend.name,
+                "device": d.name,
+                "driver": d.driver,
+                "seed": self.seed,
+                "profile": self.profile.name,
+                "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+            }
+        return self._row_base
+
+    def timeout_option(self) -> float:
+        """The pytest-timeout limit from the option or ini (0 if none)."""
+        if self._timeout is None:
+            try:
+                v = self.config.getoption("timeout", None)
+                self._timeout = float(v if v is not None else self.config.getini("timeout") or 0)
+            except (ValueError, TypeError):
+                self._timeout = 0.0
+        return self._timeout
 
 
 HARNESS = pytest.StashKey[Harness]()
 
 from cts.plugin.record import RUN, journal_append  # noqa: E402  (the record reads HARNESS at call time)
+from cts.plugin.shard import shard_prefilter  # noqa: E402
 
 
 class CaseRunner:
     """The ``cts`` fixture: runs one case and turns its verdict into a pytest
-    outcome with a full diagnostic."""
+    outcome with a full diagnostic.  One per session (a function-scoped
+    fixture that asks for ``request`` costs pytest ~0.15 ms a case): the
+    case it judges is the item the plugin set up last (``Harness.item``)."""
 
-    def __init__(self, harness: Harness, item: pytest.Item):
+    def __init__(self, harness: Harness):
         self.h = harness
-        self.item = item
+
+    @property
+    def item(self) -> pytest.Item:
+        return self.h.item
 
     @property
     def backend(self):
@@ -259,7 +308,7 @@ class CaseRunner:
         (optional) maps the session's backend to the device view the case
         runs on (e.g. joint_matrix through cooperative matrix); it raises
         ``Unsupported`` when the backend cannot offer one."""
-        h, item = self.h, self.item
+        h, item = self.h, self.h.item
         rec = {
             "family": case.family,
             "case_id": case.id,
@@ -330,12 +379,12 @@ class CaseRunner:
         return result
 
 
-@pytest.fixture
-def cts(request: pytest.FixtureRequest) -> CaseRunner:
-    h = request.config.stash.get(HARNESS, None)
+@pytest.fixture(scope="session")
+def cts(pytestconfig: pytest.Config) -> CaseRunner:
+    h = pytestconfig.stash.get(HARNESS, None)
     if h is None:
         pytest.skip("the cts plugin is not configured")
-    return CaseRunner(h, request.node)
+    return CaseRunner(h)
 
 
 # --------------------------------------------------------------- journal
@@ -353,6 +402,19 @@ def _case_fields(item: pytest.Item) -> dict:
     module ``cases/test_<family>.py`` and the pytest id)."""
     rec = item.stash.get(RECORD, {})
     case = item.callspec.params.get("case") if hasattr(item, "callspec") else None
+    if not rec and getattr(case, "family", "") and getattr(case, "id", ""):  # every field from the case
+        return {
+            "nodeid": item.nodeid,
+            "family": case.family,
+            "case_id": case.id,
+            "spec_row": getattr(case, "spec_row", ""),
+            "axes": getattr(case, "axes", {}),
+            "tier": getattr(case, "tier", ""),
+        }
+    return _case_fields_slow(item, rec, case)
+
+
+def _case_fields_slow(item: pytest.Item, rec: dict, case) -> dict:
     module_family = Path(str(item.path)).stem.removeprefix("test_")
     own_id = item.callspec.id if hasattr(item, "callspec") else item.name
     return {
@@ -365,16 +427,12 @@ def _case_fields(item: pytest.Item) -> dict:
     }
 
 
-def _timeout_of(item: pytest.Item) -> float:
+def _timeout_of(item: pytest.Item, h: Harness) -> float:
     """The pytest-timeout limit of a case (marker, option, ini), 0 if none."""
     mark = item.get_closest_marker("timeout")
     if mark is not None and mark.args:
         return float(mark.args[0] or 0)
-    try:
-        v = item.config.getoption("timeout", None)
-        return float(v if v is not None else item.config.getini("timeout") or 0)
-    except (ValueError, TypeError):
-        return 0.0
+    return h.timeout_option()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -382,21 +440,18 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     """Journal a start marker before the case runs: if the process dies
     inside it, the reader turns the marker into a ``crash`` row."""
     h = item.config.stash.get(HARNESS, None)
-    if h is None or not _journaled(item):
+    if h is None:
         return
+    h.item = item  # the case the session's ``cts`` fixture judges next
+    if not _journaled(item):
+        return
+    fields = item.stash[FIELDS] = _case_fields(item)
     journal_append(
         item.config,
         {
             "kind": "start",
-            **_case_fields(item),
-            "backend": h.backend.name,
-            "device": h.device.name,
-            "driver": h.device.driver,
-            "seed": h.seed,
-            "profile": h.profile.name,
-            "rerun": h.rerun_command(item.nodeid),
-            "timeout_s": _timeout_of(item),
-            "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
+            **fields,  # backend, device, driver, seed, profile, worker, rerun: in the journal's header
+            "timeout_s": _timeout_of(item, h),
             "time": time.time(),
         },
         session=item.session,
@@ -472,30 +527,28 @@ def pytest_runtest_makereport(item: pytest.Item, call):
     elif report.failed:
         reason = str(report.longrepr)[:4000]
     verdict = rec.get("verdict") or {}
+    fields = item.stash.get(FIELDS, None)
+    if fields is None or (rec and (rec["family"], rec["case_id"]) != (fields["family"], fields["case_id"])):
+        fields = _case_fields(item)  # what cts.check recorded names the case better than its parameter
     row = {
-        **_case_fields(item),
+        **fields,
         "outcome": outcome_name,
         "reason": reason,
-        "backend": h.backend.name,
-        "device": h.device.name,
-        "driver": h.device.driver,
-        "seed": h.seed,
-        "profile": h.profile.name,
         "duration": round(report.duration, 6),
         "max_ratio": rec.get("max_ratio"),
         "max_error": rec.get("max_error"),
         "rule": verdict.get("rule"),
         "verdict": rec.get("verdict"),
         "error": rec.get("error"),
-        "rerun": h.rerun_command(item.nodeid),
-        "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"),
         "time": time.time(),
     }
     # JUnit XML (--junitxml) carries these as <property> of the test case
     # (junitxml reads the item's properties from the teardown report)
-    for key in ("family", "case_id", "outcome", "max_ratio", "seed", "device"):
-        if row.get(key) not in (None, ""):
-            item.user_properties.append((f"cts_{key}", str(row[key])))
+    if getattr(item.config.option, "xmlpath", None):  # only for --junitxml: every report carries them
+        props = {**h.row_base, **row}
+        for key in ("family", "case_id", "outcome", "max_ratio", "seed", "device"):
+            if props.get(key) not in (None, ""):
+                item.user_properties.append((f"cts_{key}", str(props[key])))
     journal_append(item.config, row, session=item.session)
 
 

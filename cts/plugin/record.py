@@ -53,9 +53,11 @@ RUN = pytest.StashKey[RunState]()
 
 
 def run_state(config: pytest.Config) -> RunState | None:
+    st = config.stash.get(RUN, None)
+    if st is not None:  # made only when the run records (below): the per-row fast path
+        return st
     if getattr(config.option, "no_report", True) or _harness(config) is None:
         return None
-    st = config.stash.get(RUN, None)
     if st is None:
         worker_run = getattr(config, "workerinput", {}).get("cts_run_id")
         rid = worker_run or config.option.run_id or new_run_id()
@@ -72,9 +74,16 @@ def _journal(config: pytest.Config) -> Journal | None:
         prefix = getattr(config.option, "cts_journal_prefix", "")
         st.journal = Journal(
             st.dir / f"{prefix}{worker}-{os.getpid()}.jsonl",
-            file_header(st.run_id, run_ident(config), worker),
+            file_header(st.run_id, run_ident(config), worker, *_shared_fields(config)),
         )
     return st.journal
+
+
+def _shared_fields(config: pytest.Config) -> tuple[dict, str]:
+    """The header defaults and rerun tail of this process's journal: the
+    fields its case lines leave out (``cts.report.journal.with_defaults``)."""
+    h = _harness(config)
+    return dict(h.row_base), h.rerun_command("").removeprefix("pytest ''")
 
 
 def journal_append(config: pytest.Config, row: dict, session: pytest.Session | None = None) -> bool:

@@ -30,9 +30,10 @@ import pytest
 from cts.report.expectations import Entry, load_expectations, match
 from cts.report.record import read_record
 
-__all__ = ["parse_shard", "shard_of", "resumed_runs"]
+__all__ = ["parse_shard", "shard_of", "resumed_runs", "shard_prefilter"]
 
 _ENTRIES = pytest.StashKey[list]()
+_ELSEWHERE = pytest.StashKey[list]()  # names of the cases left to other shards (for stale expectations)
 _DONE = pytest.StashKey[dict]()
 
 
@@ -120,6 +121,33 @@ def resumed_runs(config: pytest.Config) -> list[str]:
     return sorted(rec.runs) if rec is not None else []
 
 
+def shard_prefilter(metafunc: pytest.Metafunc, cases: list) -> list:
+    """The cases of this shard, chosen before pytest makes an item of each:
+    a shard of N collects ~1/N of the items, so N shard processes scale
+    (every shard collecting every case costs each of them seconds).  The
+    node id is the one pytest will give (``<function>[<id>]``); where pytest
+    could change an id (non-ASCII, duplicates) nothing is pre-filtered and
+    the shard is chosen after collection, as before.  The same hash decides
+    in both places, so the slices stay disjoint and complete."""
+    shard = getattr(metafunc.config.option, "cts_shard", None)
+    if not shard or not cases:
+        return cases
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids) or not all(i and i.isascii() and i.isprintable() for i in ids):
+        return cases
+    K, N = shard
+    base = metafunc.definition.nodeid
+    keep, other = [], []
+    for c in cases:
+        (keep if shard_of(f"{base}[{c.id}]", N) == K else other).append(c)
+    if metafunc.config.stash.get(_ENTRIES, None) and other:  # expectations must see every case
+        name = metafunc.definition.name
+        metafunc.config.stash.setdefault(_ELSEWHERE, []).extend(
+            (f"{base}[{c.id}]", f"{name}[{c.id}]", f"{getattr(c, 'family', '')}[{c.id}]", c.id) for c in other
+        )
+    return keep
+
+
 def _names(item: pytest.Item) -> tuple[str, ...]:
     case = item.callspec.params.get("case") if hasattr(item, "callspec") else None
     names = (item.nodeid, item.name)
@@ -195,7 +223,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         else:
             item.add_marker(pytest.mark.xfail(reason=why, strict=False))
     for e in entries:
-        if e not in used and not any(e.matches(_names(i)) for i in items):
+        if (
+            e not in used
+            and not any(e.matches(_names(i)) for i in items)
+            and not any(e.matches(n) for n in config.stash.get(_ELSEWHERE, []))
+        ):
             _note(config, f"expectations entry {e.pattern!r} ({e.source}) matches no case: stale entry?")
 
     keep, drop = list(items), []

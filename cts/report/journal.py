@@ -9,12 +9,17 @@ README "The record of a sweep" states the rules; in short:
   no run deletes, rewrites or appends to another run's journal.  ``--co``,
   ``--help`` and a run that selects no case write nothing.
 * **Format** (``SCHEMA``).  Each journal's first line is a header
-  ``{"kind": "journal", "schema": 2, "run": ..., "cfg": ..., "ident": {...}}``:
+  ``{"kind": "journal", "schema": 3, "run": ..., "cfg": ..., "ident": {...}}``:
   the run and the *configuration* its verdicts belong to: the device's
   identity (backend, name, driver, version, the emulator's faults) and every
   option that changes a verdict (seed, tolerance profile, tiers, subgroups,
   preludes, assumed extensions, coop profile, ... with the content hash of
-  option files).  ``cfg`` is a short hash of ``ident``.  Then one JSON
+  option files).  ``cfg`` is a short hash of ``ident``.  Since schema 3
+  the header also carries ``defaults`` (fields every line of the file
+  shares: backend, device, driver, seed, profile, worker; a line that has
+  its own value keeps it) and ``rerun_tail`` (the options of every rerun
+  command: a line without ``rerun`` reruns as ``pytest <nodeid><tail>``),
+  so the lines of a sweep stay short to write and to read.  Then one JSON
   object per line, flushed as soon as known, so a killed process loses
   nothing already recorded:
 
@@ -67,6 +72,7 @@ __all__ = [
     "rerun_of",
     "row_problem",
     "file_header",
+    "with_defaults",
     "MAX_LINE",
     "fault_log_of",
     "new_run_id",
@@ -81,7 +87,7 @@ __all__ = [
     "SCHEMA",
 ]
 
-SCHEMA = 2
+SCHEMA = 3  # 3: header defaults + rerun_tail; 2: run ids and configurations; 1: no header
 MAX_LINE = 4 << 20  # bytes: a longer journal line is a problem, not a MemoryError
 
 # Three kinds of outcome that never mix (README "Outcomes"):
@@ -242,18 +248,35 @@ def fault_log_of(journal: str | os.PathLike) -> Path:
     return p.with_name(p.name.removesuffix(".gz").removesuffix(".jsonl") + ".fault")
 
 
-def file_header(run: str, ident: dict, worker: str) -> dict:
+def file_header(
+    run: str, ident: dict, worker: str, defaults: dict | None = None, rerun_tail: str = ""
+) -> dict:
+    """The first line of a journal file.  ``defaults`` are the fields every
+    line of the file shares (left out of the lines), ``rerun_tail`` the
+    options of every rerun command (``pytest <nodeid><tail>``)."""
     return {
         "kind": "journal",
         "schema": SCHEMA,
         "run": run,
         "cfg": ident_key(ident),
         "ident": ident,
+        "defaults": dict(defaults or {}),
+        "rerun_tail": rerun_tail,
         "worker": worker,
         "pid": os.getpid(),
         "host": socket.gethostname(),
         "time": time.time(),
     }
+
+
+def with_defaults(row: dict, header: dict) -> dict:
+    """A line of a schema-3 file completed with its header's defaults and
+    its rerun command."""
+    defaults = header.get("defaults")
+    out = {**defaults, **row} if defaults else row
+    if "rerun" not in out and "nodeid" in out and header.get("rerun_tail") is not None:
+        out["rerun"] = f"pytest {shlex.quote(out['nodeid'])}{header['rerun_tail']}"
+    return out
 
 
 # ------------------------------------------------------------------ format
@@ -265,6 +288,12 @@ _NUM_FIELDS = ("duration", "max_ratio", "max_error", "time", "timeout_s")
 _OBJ_FIELDS = ("axes", "verdict")
 
 
+_DEFAULTABLE = ("backend", "device", "driver", "seed", "profile", "worker")
+_FIELD_KIND = {
+    **{k: "str" for k in _STR_FIELDS},
+    **{k: "num" for k in _NUM_FIELDS},
+    **{k: "obj" for k in _OBJ_FIELDS},
+}
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -306,7 +335,13 @@ def row_problem(row) -> str | None:
         ]
         if odd:
             return f"journal header: ident field(s) {', '.join(odd)} must be plain values or lists"
-        return None
+        defaults, tail = row.get("defaults", {}), row.get("rerun_tail", "")
+        if not isinstance(defaults, dict) or not isinstance(tail, str):
+            return "journal header: 'defaults' must be an object and 'rerun_tail' a string"
+        if set(defaults) - set(_DEFAULTABLE):
+            return f"journal header: 'defaults' may hold only {', '.join(_DEFAULTABLE)}"
+        why = _field_problem(defaults, None)
+        return f"journal header defaults: {why}" if why else None
     if kind == "session":
         if not isinstance(row.get("device", {}), dict):
             return "session header: 'device' must be an object"
@@ -325,27 +360,37 @@ def row_problem(row) -> str | None:
         return f"unknown outcome {row.get('outcome')!r} (known: {', '.join(OUTCOMES)})"
     if kind == "end" and (not isinstance(row.get("status"), str) or not _count_ok(row.get("selected"))):
         return "end line: 'status' must be a string and 'selected' a count"
-    for k in _STR_FIELDS:
-        v = row.get(k)
-        if kind == "session" and k == "device":
-            continue
-        if v is not None and not isinstance(v, str):
-            return f"field {k!r} must be a string, got {type(v).__name__}"
+    why = _field_problem(row, kind)
+    if why:
+        return why
+    if isinstance(row.get("time"), float) and not math.isfinite(row["time"]):
+        return "field 'time' must be finite"
+    return None
+
+
+def _field_problem(row: dict, kind) -> str | None:
+    """Type problems of a line's fields, in one pass (every line of a sweep
+    is checked when it is read)."""
     for k, v in row.items():
-        if isinstance(v, str) and _SURROGATE.search(v):
-            return f"field {k!r} holds a lone UTF-16 surrogate (not text)"
-    for k in _NUM_FIELDS:
-        if not _num_ok(row.get(k)):
-            return f"field {k!r} must be a number, got {row.get(k)!r:.60}"
-    for k in _OBJ_FIELDS:
-        v = row.get(k)
-        if v is not None and not isinstance(v, dict):
+        if v is None:
+            continue
+        want = _FIELD_KIND.get(k)
+        if isinstance(v, str):
+            if not v.isascii() and _SURROGATE.search(v):
+                return f"field {k!r} holds a lone UTF-16 surrogate (not text)"
+            if want == "num":
+                return f"field {k!r} must be a number, got {v!r:.60}"
+            if want == "obj":
+                return f"field {k!r} must be an object, got str"
+        elif want == "str" and not (kind == "session" and k == "device"):
+            return f"field {k!r} must be a string, got {type(v).__name__}"
+        elif want == "num" and not _num_ok(v):
+            return f"field {k!r} must be a number, got {v!r:.60}"
+        elif want == "obj" and not isinstance(v, dict):
             return f"field {k!r} must be an object, got {type(v).__name__}"
     seed = row.get("seed")
     if seed is not None and (not isinstance(seed, (int, str)) or isinstance(seed, bool)):
         return "field 'seed' must be an integer or a string"
-    if isinstance(row.get("time"), float) and not math.isfinite(row["time"]):
-        return "field 'time' must be finite"
     return None
 
 

@@ -30,7 +30,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cts.report.journal import MAX_LINE, SCHEMA, VERDICTS, fault_log_of, ident_key, row_problem
+from cts.report.journal import (
+    MAX_LINE,
+    SCHEMA,
+    VERDICTS,
+    fault_log_of,
+    ident_key,
+    row_problem,
+    with_defaults,
+)
+
+_CASE_KINDS = (None, "start", "interrupted")  # the lines a file header's defaults complete
 
 __all__ = ["Record", "RunInfo", "read_record", "read_journals", "journal_files"]
 
@@ -297,6 +307,8 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
                     f"skipped ({len(rows)} lines): update the suite to read it"
                 )
                 continue
+            if header.get("defaults") or header.get("rerun_tail") is not None:  # schema 3: short lines
+                rows = [with_defaults(r, header) if r.get("kind") in _CASE_KINDS else r for r in rows]
             cfg = str(header.get("cfg") or ident_key(header["ident"]))
             run = header["run"]
             if run in runs and runs[run].cfg != cfg:  # one --run-id given to two configurations:

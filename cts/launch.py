@@ -1,0 +1,161 @@
+"""``python -m cts sweep -j N [pytest options]``: one sweep run as N shard
+processes on this machine, merged into one report.
+
+pytest-xdist's controller handles every report of every item, and on a small
+machine it competes with the workers for the cores (README "Speed"); a
+``--shard k/N`` process collects and runs only its own slice and writes only
+its own journal, so N of them scale with the cores.  This launcher starts
+``pytest <options> -p no:xdist --shard k/N --run-id RUN --journal-only``
+for k = 1..N at once (one run id: the shards are one run), waits for all,
+then merges the run's journals into ``report.md``, ``report.html`` and
+``results.csv`` in the report folder, as ``python -m cts report`` does.  The
+exit status is the merged sweep's (0 clean, 1 not clean), or the worst
+pytest status of a shard that could not run (2 interrupted, 3 internal
+error, 4 usage error).  Each shard's terminal output is kept in
+``<report-dir>/logs/<run id>/shardKofN.log``.
+
+A CI job matrix does the same across machines: each job runs one
+``--shard k/N --run-id $PIPELINE --journal-only``, one last job runs
+``python -m cts report`` on all journals (README "Parallel sweeps").
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from cts.report.journal import check_run_id, new_run_id
+
+__all__ = ["main"]
+
+_NO_PASS = ("-n", "--numprocesses", "--shard", "--journal-only", "--no-report", "-p")
+
+
+def _option(args: list[str], name: str) -> str | None:
+    """The value of ``--name X`` / ``--name=X`` in pytest arguments (the last)."""
+    val = None
+    for i, a in enumerate(args):
+        if a == name and i + 1 < len(args):
+            val = args[i + 1]
+        elif a.startswith(name + "="):
+            val = a.split("=", 1)[1]
+    return val
+
+
+def _refuse(args: list[str]) -> str | None:
+    """Options the launcher sets itself (one-line usage error)."""
+    for i, a in enumerate(args):
+        flag = a.split("=", 1)[0]
+        if flag in _NO_PASS[:4] or re.fullmatch(r"-n\d+", a):
+            return f"{flag}: the launcher shards the run itself (-j N); leave it out"
+        if flag == "--no-report":
+            return "--no-report: a sweep writes its journal (use pytest directly for a throw-away run)"
+        if a == "-p" and i + 1 < len(args) and args[i + 1].removeprefix("no:") == "xdist":
+            continue
+    return None
+
+
+def _summary(log: Path) -> str:
+    try:
+        lines = log.read_text(errors="replace").splitlines()
+    except OSError:
+        return "(no log)"
+    tail = [
+        ln.strip("= ")
+        for ln in lines
+        if re.search(r"\d+ (passed|failed|skipped|error|deselected)|no tests ran", ln)
+    ]
+    return tail[-1] if tail else (lines[-1] if lines else "(empty log)")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        prog="python -m cts sweep",
+        description="run a sweep as N concurrent --shard k/N pytest processes and merge one report; "
+        "every other argument goes to pytest (selection, --backend, --report-dir, --run-id, ...)",
+    )
+    ap.add_argument(
+        "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="shard processes (default: cores)"
+    )
+    a, pytest_args = ap.parse_known_args(argv)
+    if pytest_args[:1] == ["--"]:
+        pytest_args = pytest_args[1:]
+    if not 1 <= a.jobs <= 1024:
+        raise ValueError(f"-j: 1..1024 shard processes, got {a.jobs}")
+    why = _refuse(pytest_args)
+    if why:
+        raise ValueError(why)
+    run_id = _option(pytest_args, "--run-id") or new_run_id()
+    check_run_id(run_id)
+    if _option(pytest_args, "--run-id") is None:
+        pytest_args = [*pytest_args, "--run-id", run_id]
+    report = Path(_option(pytest_args, "--report-dir") or "reports/latest")
+    logs = report / "logs" / run_id
+    logs.mkdir(parents=True, exist_ok=True)
+    n = a.jobs
+    t0 = time.perf_counter()
+    procs: list[tuple[int, subprocess.Popen, Path]] = []
+    print(f"cts sweep: run {run_id}, {n} shard processes, report in {report}", flush=True)
+    interrupted = False
+    try:
+        for k in range(1, n + 1):
+            log = logs / f"shard{k}of{n}.log"
+            with open(log, "w") as out:
+                cmd = [sys.executable, "-m", "pytest", *pytest_args, "-p", "no:xdist", "-q",
+                       "--shard", f"{k}/{n}", "--journal-only"]  # fmt: skip
+                procs.append((k, subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT), log))
+        for k, p, log in procs:
+            rc = p.wait()
+            print(f"  shard {k}/{n}: exit {rc}, {_summary(log)}", flush=True)
+    except KeyboardInterrupt:  # the shards got the same Ctrl-C: let them write their interrupted lines
+        interrupted = True
+        for _, p, _ in procs:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    ran = time.perf_counter() - t0
+    codes = [p.returncode for _, p, _ in procs]
+    usage = [(k, log) for k, p, log in procs if p.returncode == 4]
+    if usage:  # the same options for every shard: one message is enough
+        k, log = usage[0]
+        text = log.read_text(errors="replace").strip().splitlines()
+        err = next((ln for ln in text if "error" in ln.lower()), text[-1] if text else "")
+        print(f"cts sweep: pytest refused the options: {err.strip()}", file=sys.stderr)
+        return 4
+    return _merge(report, run_id, ran, codes, interrupted)
+
+
+def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], interrupted: bool) -> int:
+    from cts.report.markdown import not_judged_lines, record_status, summarize, unfinished_lines, write_record
+    from cts.report.record import read_record
+
+    t1 = time.perf_counter()
+    jdir = report / "journal" / run_id
+    rec = read_record([jdir]) if jdir.exists() else None
+    if rec is None or not rec.rows:
+        print(f"cts sweep: no case recorded in {jdir} (shard exit codes {sorted(set(codes), key=str)})")
+        return 2 if interrupted else (5 if set(codes) <= {5} else 3)
+    for p in write_record(rec, report):
+        print(f"cts sweep: {p}")
+    tot = summarize(rec.rows)
+    merged = time.perf_counter() - t1
+    print(", ".join(f"{v} {k}" for k, v in tot.items() if v and k != "total")
+          + f" in {ran:.2f}s ({len(codes)} shards) + {merged:.2f}s merge")  # fmt: skip
+    for line in not_judged_lines(tot) + unfinished_lines(rec):
+        print(line)
+    for p in rec.problems[:5]:
+        print(f"cts sweep: journal problem: {p}")
+    if interrupted or 2 in codes:
+        return 2
+    if 3 in codes or any(c is None or c < 0 for c in codes):  # a shard died or hit an internal error
+        return 3
+    bad, why = record_status(rec)
+    if bad:
+        print(f"cts sweep: not clean: {why}")
+    return 1 if bad else 0

@@ -1,0 +1,151 @@
+"""Scale-out (issues 15, 22): shards that collect only their own cases,
+``python -m cts sweep -j N`` (N shard processes, one merged report), and the
+short journal lines of schema 3 (header defaults + rerun tail)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from cts.report.journal import Journal, file_header, with_defaults
+from cts.report.record import read_record
+from tests.test_sweep import ROOT, results, run_cts
+
+INTEL = "cases/test_intel_mma.py"
+SMALL = "sg8 and (i8_i8 or u8_u8)"  # 56 cases: base + split; i8_as_u8 fails the i8 ones
+
+
+def sweep(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "cts", "sweep", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _ids(p: subprocess.CompletedProcess) -> list[str]:
+    return [ln for ln in p.stdout.splitlines() if "::" in ln]
+
+
+def test_shards_collect_only_their_own_cases_and_together_every_case_once():
+    everything = _ids(run_cts("cases", "--co", "-q"))
+    parts = [_ids(run_cts("cases", "--co", "-q", "--shard", f"{k}/3")) for k in (1, 2, 3)]
+    assert len(everything) > 7000
+    assert sorted(everything) == sorted(i for p in parts for i in p)  # disjoint and complete
+    assert all(len(p) < len(everything) / 2 for p in parts)  # each collects about a third
+
+
+def test_a_stale_expectation_is_judged_against_every_shard(tmp_path):
+    """A shard does not collect the other shards' cases; an entry matching
+    only those is not stale, an entry matching no case anywhere is."""
+    exp = tmp_path / "exp.txt"
+    exp.write_text(
+        "intel_mma[sg8-i8_i8-k32-M1-acc_i32-exact]  fail  matches a case in one shard only\n"
+        "intel_mma[sg99-*]  fail  matches nothing\n",
+        encoding="utf-8",
+    )
+    for k in (1, 2):
+        p = run_cts(INTEL, "-q", "-k", SMALL, "--shard", f"{k}/2", "--expectations", str(exp), "--no-report")
+        assert "'intel_mma[sg99-*]'" in p.stdout and "matches no case" in p.stdout, p.stdout[-1500:]
+        assert "'intel_mma[sg8-i8_i8-k32-M1-acc_i32-exact]'" not in p.stdout, p.stdout[-1500:]
+
+
+def test_sweep_launcher_merges_its_shards_into_one_report_like_a_plain_run(tmp_path):
+    plain = run_cts(
+        INTEL, "-q", "-k", SMALL, "--emulator-fault", "i8_as_u8", "--report-dir", str(tmp_path / "p")
+    )
+    assert plain.returncode == 1
+    p = sweep(
+        "-j", "3", INTEL, "-k", SMALL, "--emulator-fault", "i8_as_u8", "--report-dir", str(tmp_path / "s")
+    )
+    assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]  # the fault fails cases: not clean
+    assert "Traceback" not in p.stdout + p.stderr
+    assert results(tmp_path / "s" / "results.csv") == results(tmp_path / "p" / "results.csv")
+    assert "(3 shards)" in p.stdout and p.stdout.count("shard ") >= 3
+    logs = sorted((tmp_path / "s" / "logs").rglob("*.log"))
+    assert [f.name for f in logs] == ["shard1of3.log", "shard2of3.log", "shard3of3.log"]
+    rec = read_record([tmp_path / "s" / "journal"])
+    assert len(rec.runs) == 1 and next(iter(rec.runs.values())).complete  # one run, every shard ended
+    clean = sweep("-j", "2", INTEL, "-k", SMALL, "--report-dir", str(tmp_path / "c"))
+    assert clean.returncode == 0, clean.stdout[-2000:]
+    assert set(results(tmp_path / "c" / "results.csv").values()) == {"passed"}
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-n", "2"], "the launcher shards the run itself"),
+        (["--shard", "1/2"], "the launcher shards the run itself"),
+        (["--no-report"], "a sweep writes its journal"),
+        (["-j", "0"], "1..1024 shard processes"),
+        (["--run-id", "a b"], "--run-id 'a b'"),
+    ],
+)
+def test_sweep_launcher_rejects_bad_options_in_one_line(args, message):
+    p = sweep(INTEL, *args)
+    assert p.returncode == 2 and message in p.stderr and "Traceback" not in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_sweep_launcher_reports_a_pytest_usage_error_once(tmp_path):
+    p = sweep("-j", "2", INTEL, "--backend", "nosuch", "--report-dir", str(tmp_path / "r"))
+    assert p.returncode == 4 and "nosuch" in p.stderr and "Traceback" not in p.stdout + p.stderr, p.stderr
+
+
+def test_schema3_lines_take_their_header_defaults_and_keep_their_own_values(tmp_path):
+    hdr = file_header(
+        "r1",
+        {"backend": "emulator"},
+        "gw0",
+        {"backend": "emulator", "device": "dev A", "seed": 7},
+        " --seed 7",
+    )
+    j = Journal(tmp_path / "j" / "gw0-1.jsonl", hdr)
+    j.append(
+        {"nodeid": "cases/t.py::t[a b]", "family": "f", "case_id": "a", "outcome": "passed", "time": 1.0}
+    )
+    j.append({"nodeid": "cases/t.py::t[c]", "family": "f", "case_id": "c", "outcome": "failed", "device": "dev B",
+              "rerun": "pytest own", "time": 2.0})  # fmt: skip
+    j.close()
+    rows = {r["case_id"]: r for r in read_record([tmp_path / "j"]).rows}
+    assert rows["a"]["device"] == "dev A" and rows["a"]["seed"] == 7 and rows["a"]["backend"] == "emulator"
+    assert rows["a"]["rerun"] == "pytest 'cases/t.py::t[a b]' --seed 7"
+    assert rows["c"]["device"] == "dev B" and rows["c"]["rerun"] == "pytest own"
+    assert with_defaults({"kind": "note", "text": "x"}, {"defaults": {}}) == {"kind": "note", "text": "x"}
+
+
+@pytest.mark.parametrize(
+    "defaults, message",
+    [
+        ({"seed": True}, "journal header defaults: field 'seed'"),
+        ({"outcome": "passed"}, "'defaults' may hold only"),
+    ],
+)
+def test_bad_header_defaults_are_journal_problems(tmp_path, defaults, message):
+    f = tmp_path / "j" / "main-1.jsonl"
+    f.parent.mkdir()
+    hdr = file_header("r1", {"backend": "emulator"}, "main") | {"defaults": defaults}
+    f.write_text(json.dumps(hdr) + "\n")
+    rec = read_record([f.parent])
+    assert any(message in p for p in rec.problems), rec.problems
+
+
+def test_a_sweeps_lines_leave_the_shared_fields_to_the_header(tmp_path):
+    p = run_cts(INTEL, "-q", "-k", "sg8 and i8_i8 and exact", "--report-dir", str(tmp_path / "r"))
+    assert p.returncode == 0, p.stdout[-1500:]
+    lines = [
+        json.loads(ln)
+        for f in (tmp_path / "r" / "journal").rglob("*.jsonl")
+        for ln in f.read_text().splitlines()
+    ]
+    head = lines[0]
+    assert head["kind"] == "journal" and head["defaults"]["device"] == "numpy emulator"
+    cases = [r for r in lines if r.get("kind") in (None, "start")]
+    assert cases and all("device" not in r and "rerun" not in r for r in cases)
+    rows = read_record([tmp_path / "r" / "journal"]).rows
+    assert all(r["device"] == "numpy emulator" and r["rerun"].startswith("pytest 'cases/") for r in rows)
