@@ -97,6 +97,9 @@ def main(argv: list[str]) -> int:
     report = Path(_option(pytest_args, "--report-dir") or "reports/latest")
     logs = report / "logs" / run_id
     logs.mkdir(parents=True, exist_ok=True)
+    junit = _option(pytest_args, "--junitxml") or _option(pytest_args, "--junit-xml")
+    if junit:  # one file per shard, merged at the end (N writers of one file would clobber it)
+        pytest_args = _without(pytest_args, ("--junitxml", "--junit-xml"))
     n = a.jobs
     t0 = time.perf_counter()
     procs: list[tuple[int, subprocess.Popen, Path]] = []
@@ -108,6 +111,8 @@ def main(argv: list[str]) -> int:
             with open(log, "w") as out:
                 cmd = [sys.executable, "-m", "pytest", *pytest_args, "-p", "no:xdist", "-q",
                        "--shard", f"{k}/{n}", "--journal-only"]  # fmt: skip
+                if junit:
+                    cmd.append(f"--junitxml={logs / f'shard{k}of{n}.xml'}")
                 procs.append((k, subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT), log))
         for k, p, log in procs:
             rc = p.wait()
@@ -128,7 +133,40 @@ def main(argv: list[str]) -> int:
         err = next((ln for ln in text if "error" in ln.lower()), text[-1] if text else "")
         print(f"cts sweep: pytest refused the options: {err.strip()}", file=sys.stderr)
         return 4
+    if junit:
+        _merge_junit([logs / f"shard{k}of{n}.xml" for k in range(1, n + 1)], Path(junit))
     return _merge(report, run_id, ran, codes, interrupted)
+
+
+def _without(args: list[str], names: tuple[str, ...]) -> list[str]:
+    """``args`` less every ``--name X`` / ``--name=X`` of ``names``."""
+    out, skip = [], False
+    for a in args:
+        if skip:
+            skip = False
+        elif a in names:
+            skip = True
+        elif not a.startswith(tuple(f"{n}=" for n in names)):
+            out.append(a)
+    return out
+
+
+def _merge_junit(parts: list[Path], out: Path) -> None:
+    """One JUnit file: every shard's ``<testsuite>`` under one ``<testsuites>``."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.Element("testsuites")
+    for p in parts:
+        try:
+            tree = ET.parse(p)
+        except (OSError, ET.ParseError) as e:  # a shard that died before writing it
+            print(f"cts sweep: no JUnit from {p.name}: {e}", file=sys.stderr)
+            continue
+        top = tree.getroot()
+        root.extend(top.findall("testsuite") if top.tag == "testsuites" else [top])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    ET.ElementTree(root).write(out, encoding="utf-8", xml_declaration=True)
+    print(f"cts sweep: {out} (JUnit, {len(parts)} shards)")
 
 
 def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], interrupted: bool) -> int:

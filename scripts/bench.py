@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark of the conformance sweeps against pytest's own floor (not a timed test).
 
-    python scripts/bench.py                      # the emulator sweep: serial and -n 2 vs the floor
-    python scripts/bench.py -n 0,2,4,16          # any worker counts (0 = serial, no xdist)
-    python scripts/bench.py --shards 16          # also: 16 independent --shard k/16 processes + merge
+    python scripts/bench.py                      # the emulator sweep: serial, -n 2, cts sweep -j 2 vs the floor
+    python scripts/bench.py --jobs 2,4,8,16      # any job counts: pytest -n J and cts sweep -j J
     python scripts/bench.py --slice 500          # memory: peak RSS of a 500-case slice vs the full sweep
     python scripts/bench.py -- cases/test_joint_matrix.py   # any pytest selection / options after --
     python scripts/bench.py --harness 8000       # the harness's own cost a case (no-op cases, real plugin)
@@ -112,67 +111,70 @@ def workers_args(n: str) -> list[str]:
     return ["-p", "no:xdist"] if n == "0" else ["-n", n]
 
 
-def bench_sweep(sel: list[str], workers: list[str], shards: int) -> None:
+def bench_sweep(sel: list[str], jobs: list[int], shards: bool) -> None:
+    """For each job count J: pytest-xdist ``-n J`` (J = 1: serial, no
+    xdist) and ``python -m cts sweep -j J`` (J shard processes + merge),
+    each beside its floor: the same ids as no-op tests under ``-n J``, or
+    split into the same J shards run as J concurrent processes."""
     ids = collect(sel)
     tmp = Path(tempfile.mkdtemp(prefix="cts-bench-"))
     try:
         write_floor(ids, tmp / "floor")
-        print(f"{len(ids)} cases ({' '.join(sel) or 'cases'}); floor = the same ids as no-op tests\n")
-        print(f"| run | suite | floor | ratio | speed-up | harness ms/case | peak RSS | result |")
+        print(
+            f"{len(ids)} cases ({' '.join(sel)}), {os.cpu_count()} CPUs; floor = the same ids as no-op tests\n"
+        )
+        print("| run | suite | floor | ratio | speed-up vs serial | harness ms/case | peak RSS | result |")
         print("|---|---|---|---|---|---|---|---|")
-        base = None
-        fams = {}
-        for n in workers:
-            report = tmp / f"report-{n}"
+        serial = None
+        serial_fams: dict = {}
+        for j in jobs:
+            report = tmp / f"report-x{j}"
+            args = workers_args("0" if j == 1 else str(j))
             dt, rss, text = measure(
-                [*PYTEST, *sel, *workers_args(n), f"--report-dir={report}", "--run-id", f"bench{n}"], ROOT
+                [*PYTEST, *sel, *args, f"--report-dir={report}", "--run-id", f"x{j}"], ROOT
             )
-            fdt, _, ftext = measure([*PYTEST, *workers_args(n), "."], tmp / "floor")
+            fdt, _, _ = measure([*PYTEST, *args, "."], tmp / "floor")
             fams = journal_durations(report)
-            inside = sum(t for _, t in fams.values())
-            base = base or dt
-            harness = (dt - fdt - inside / max(1, int(n))) / len(ids) * 1e3
-            label = "serial (-p no:xdist)" if n == "0" else f"-n {n}"
+            serial = serial or dt
+            serial_fams = serial_fams or fams
+            inside = sum(t for _, t in fams.values()) / j
+            label = "serial (-p no:xdist)" if j == 1 else f"pytest -n {j}"
             print(
-                f"| {label} | {dt:.1f} s | {fdt:.1f} s | {dt / fdt:.2f}x | {base / dt:.2f}x | "
-                f"{harness:.2f} | {rss} MB | {summary(text)} |"
+                f"| {label} | {dt:.1f} s | {fdt:.1f} s | {dt / fdt:.2f}x | {serial / dt:.2f}x | "
+                f"{(dt - fdt - inside) / len(ids) * 1e3:.2f} | {rss} MB | {summary(text)} |"
             )
-            if n == "0":
-                serial_fams = fams
-        if shards:
-            bench_shards(sel, shards, tmp, len(ids), base)
-        fams = serial_fams if "0" in workers else fams
-        print("\n| family | cases | in case functions | ms/case | cases/s |")
+            if shards and j > 1:
+                report = tmp / f"report-s{j}"
+                cmd = [sys.executable, "-m", "cts", "sweep", "-j", str(j), *sel, f"--report-dir={report}"]
+                dt, rss, text = measure(cmd, ROOT)
+                fdt = floor_shards(ids, j, tmp / f"floor-s{j}")
+                print(
+                    f"| cts sweep -j {j} | {dt:.1f} s | {fdt:.1f} s | {dt / fdt:.2f}x | {serial / dt:.2f}x | "
+                    f"| {rss} MB | {summary(text)} |"
+                )
+        print("\n| family | cases | in case functions (serial) | ms/case | cases/s |")
         print("|---|---|---|---|---|")
-        for k, (c, t) in fams.items():
+        for k, (c, t) in serial_fams.items():
             print(f"| {k} | {c} | {t:.2f} s | {t / c * 1e3:.2f} | {c / t if t else 0:.0f} |")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def bench_shards(sel: list[str], n: int, tmp: Path, count: int, serial: float | None) -> None:
-    """``n`` independent ``--shard k/n`` processes into one report folder
-    (one --run-id, as a CI matrix would), then one ``python -m cts report``."""
-    report = tmp / "report-shards"
+def floor_shards(ids: list[str], n: int, into: Path) -> float:
+    """Wall time of ``n`` concurrent pytest processes, each running the no-op
+    twin of one shard (the same split as ``--shard k/n``)."""
+    from cts.plugin.shard import shard_of
+
+    for k in range(1, n + 1):
+        write_floor([i for i in ids if shard_of(i, n) == k], into / str(k))
     t0 = time.perf_counter()
     procs = [
-        subprocess.Popen(
-            [*PYTEST, *sel, "-p", "no:xdist", "--shard", f"{k}/{n}", "--run-id", "benchshards",
-             f"--report-dir={report}"],
-            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
+        subprocess.Popen([*PYTEST, "-p", "no:xdist", "."], cwd=into / str(k), stdout=subprocess.DEVNULL)
         for k in range(1, n + 1)
     ]
-    rcs = [p.wait() for p in procs]
-    dt = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "cts", "report", str(report)], cwd=ROOT, capture_output=True, text=True)
-    mt = time.perf_counter() - t1
-    sp = f"{serial / (dt + mt):.2f}x" if serial else "-"
-    print(
-        f"| {n} shards + merge | {dt:.1f} s + {mt:.1f} s | | | {sp} | | | "
-        f"exit codes {sorted(set(rcs))}, report: {out.stdout.strip().splitlines()[-1] if out.stdout.strip() else out.stderr[-200:]} |"
-    )
+    for p in procs:
+        p.wait()
+    return time.perf_counter() - t0
 
 
 HARNESS_CASES = """\
@@ -266,8 +268,15 @@ def bench_opencl(workers: tuple[str, ...] = ("0", "2")) -> None:
                     shutil.rmtree(cache, ignore_errors=True)
                 run_id = f"cl{n}{state}"
                 dt, rss, text = measure(
-                    [*PYTEST, "cases/test_intel_mma.py", *base, *workers_args(n), f"--report-dir={report}",
-                     "--run-id", run_id],
+                    [
+                        *PYTEST,
+                        "cases/test_intel_mma.py",
+                        *base,
+                        *workers_args(n),
+                        f"--report-dir={report}",
+                        "--run-id",
+                        run_id,
+                    ],
                     ROOT,
                 )
                 tot: dict[str, float] = {}
@@ -287,10 +296,12 @@ def bench_opencl(workers: tuple[str, ...] = ("0", "2")) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("-n", default="0,2", help="comma-separated worker counts (0 = serial); default 0,2")
-    ap.add_argument("--shards", type=int, default=0, help="also run N independent --shard k/N processes + merge")
+    ap.add_argument("--jobs", default="1,2", help="comma-separated job counts (1 = serial; default 1,2)")
+    ap.add_argument("--no-shards", action="store_true", help="only pytest-xdist, not `cts sweep -j N`")
     ap.add_argument("--slice", type=int, default=0, help="memory: peak RSS of the first N cases vs all")
-    ap.add_argument("--harness", type=int, default=0, help="the harness's own cost: N no-op cases vs the floor")
+    ap.add_argument(
+        "--harness", type=int, default=0, help="the harness's own cost: N no-op cases vs the floor"
+    )
     ap.add_argument("--opencl", action="store_true", help="OpenCL: Intel families on Intel's CPU runtime")
     ap.add_argument("pytest_args", nargs="*", help="pytest selection and options (after --); default: cases")
     a = ap.parse_args()
@@ -302,7 +313,8 @@ def main() -> int:
     elif a.slice:
         bench_slice(sel, a.slice)
     else:
-        bench_sweep(sel, [w.strip() for w in a.n.split(",") if w.strip()], a.shards)
+        jobs = [int(w) for w in a.jobs.split(",") if w.strip()]
+        bench_sweep(sel, sorted(set([1, *jobs])), not a.no_shards)
     return 0
 
 

@@ -149,3 +149,58 @@ def test_a_sweeps_lines_leave_the_shared_fields_to_the_header(tmp_path):
     assert cases and all("device" not in r and "rerun" not in r for r in cases)
     rows = read_record([tmp_path / "r" / "journal"]).rows
     assert all(r["device"] == "numpy emulator" and r["rerun"].startswith("pytest 'cases/") for r in rows)
+
+
+def _workflow_command(step: str) -> str:
+    """The ``run:`` line of the named step of .github/workflows/sweep.yml."""
+    lines = (ROOT / ".github" / "workflows" / "sweep.yml").read_text().splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.strip() == f"- name: {step}")
+    return next(ln.split("run:", 1)[1].strip() for ln in lines[at + 1 :] if ln.strip().startswith("run:"))
+
+
+def test_the_ci_workflow_shards_and_merge_give_the_single_process_report(tmp_path):
+    """The example workflow's commands (4 shard jobs, each journal in its own
+    folder as the artifacts are downloaded, one merge job) on a slice of
+    every family: the merged report equals the single-process one, case for
+    case; without one shard's journal the merge fails and names it."""
+    import shlex
+    import shutil
+
+    sel = ["-k", "sg8 and i8_i8 or vk-muladd and f16 or rotate and sg16 and int and exact"]
+    single = run_cts("cases", "-q", *sel, "--report-dir", str(tmp_path / "single"))
+    assert single.returncode == 0, single.stdout[-1500:]
+    shard_cmd = shlex.split(_workflow_command("sweep shard"))
+    merge_cmd = shlex.split(_workflow_command("merge"))
+    assert shard_cmd[:3] == ["python", "-m", "pytest"] and merge_cmd[:4] == ["python", "-m", "cts", "report"]
+    env = {"SHARDS": "4", "RUN_ID": "gh-1-1"}
+    for k in range(1, 5):
+        job = tmp_path / f"job{k}"
+        job.mkdir()
+        args = [
+            a.replace("$SHARD/$SHARDS", f"{k}/4").replace("$RUN_ID", env["RUN_ID"]) for a in shard_cmd[3:]
+        ]
+        args = [str(job / "out") if a == "out" else a for a in args]
+        p = run_cts(*args, *sel)
+        assert p.returncode in (0, 5), p.stdout[-1500:] + p.stderr[-1500:]
+        shutil.copytree(job / "out" / "journal", tmp_path / "journals" / f"journal-{k}")  # download-artifact
+    merge = [str(tmp_path / a) if a in ("journals", "report") else a for a in merge_cmd[4:]]
+    p = subprocess.run(
+        [sys.executable, "-m", "cts", "report", *merge], cwd=ROOT, capture_output=True, text=True
+    )
+    assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-1500:]
+    assert results(tmp_path / "report" / "results.csv") == results(tmp_path / "single" / "results.csv")
+    shutil.rmtree(tmp_path / "journals" / "journal-3")  # a shard job that never uploaded
+    p = subprocess.run(
+        [sys.executable, "-m", "cts", "report", *merge], cwd=ROOT, capture_output=True, text=True
+    )
+    assert p.returncode == 1 and "shard(s) 3/4" in p.stdout, p.stdout[-1500:]
+
+
+def test_sweep_launcher_merges_junit_of_its_shards(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    junit = tmp_path / "junit.xml"
+    p = sweep("-j", "2", INTEL, "-k", SMALL, "--report-dir", str(tmp_path / "r"), "--junitxml", str(junit))
+    assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-1500:]
+    names = [c.attrib["name"] for c in ET.parse(junit).getroot().iter("testcase")]
+    assert len(names) == len(set(names)) == len(results(tmp_path / "r" / "results.csv")) == 56

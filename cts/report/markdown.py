@@ -150,6 +150,12 @@ def unfinished_lines(rec: Record | None) -> list[str]:
         judged = f"{run.results} of {sel}" if sel is not None else f"{run.results}"
         cmd = run.command or "pytest ..."
         where = str(Path(run.files[0]).parent) if run.files else "the journal"
+        if run.missing_shards:
+            out.append(
+                f"incomplete: run {run.run} has no journal of shard(s) {', '.join(run.missing_shards)} "
+                f"(judged {judged} cases): run each with --shard K/N --run-id {run.run}, then merge again"
+            )
+            continue
         out.append(
             f"interrupted: run {run.run} ({run.status}) judged {judged} cases; "
             f"resume with: {cmd} --resume {where}"

@@ -124,7 +124,7 @@ class RunInfo:
         """``complete`` only when every session of the run wrote a complete
         end line (a killed shard of a shared --run-id is not hidden by the
         others)."""
-        if self.schema < SCHEMA:
+        if self.schema < 2:  # schema 1: one end line per folder, no sessions
             return (
                 "complete"
                 if self.end is not None and self.end.get("status") == "complete"
@@ -138,13 +138,32 @@ class RunInfo:
             e = ended.get(h.get("_proc"))
             statuses.append("killed (no end record)" if e is None else str(e.get("status") or "complete"))
         bad = [st for st in statuses if st != "complete"]
+        missing = self.missing_shards
+        if missing:  # a shard of an N-way run that never wrote its session (a CI job that did not run)
+            bad.insert(0, f"shard(s) {', '.join(missing)} missing")
         if not bad:
             return "complete"
         return bad[0] + (f" (in {len(bad)} of {len(statuses)} sessions)" if len(statuses) > 1 else "")
 
     @property
+    def missing_shards(self) -> list[str]:
+        """``K/N`` of the shards of this run that left no session header,
+        when its sessions say they are shards of N (``--shard K/N``)."""
+        shards = {str((h.get("options") or {}).get("shard") or "") for h in self.heads}
+        seen, ns = set(), set()
+        for sh in shards:
+            k, _, n = sh.partition("/")
+            if k.isdigit() and n.isdigit():
+                seen.add((int(k), int(n)))
+                ns.add(int(n))
+        if len(ns) != 1 or len(seen) != len(shards):  # unsharded, or shards of several splits
+            return []
+        (n,) = ns
+        return [f"{k}/{n}" for k in range(1, n + 1) if (k, n) not in seen]
+
+    @property
     def complete(self) -> bool:
-        return self.status == "complete" or self.schema < SCHEMA
+        return self.status == "complete" or self.schema < 2
 
     @property
     def command(self) -> str:
