@@ -37,6 +37,8 @@ the operations:
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from .dtypes import ElemType, etype, round_to_tf32
@@ -132,8 +134,25 @@ def image_size(R: int, C: int, layout: str, f: int, stride: int) -> int:
     return (rows - 1) * stride + cols
 
 
+@lru_cache(maxsize=1024)
 def _offsets(rows: int, cols: int, stride: int) -> np.ndarray:
-    return (np.arange(rows)[:, None] * stride + np.arange(cols)[None, :]).reshape(-1)
+    """Flat offsets of a rows x cols memory matrix, row by row (read-only)."""
+    o = (np.arange(rows)[:, None] * stride + np.arange(cols)[None, :]).reshape(-1)
+    o.flags.writeable = False
+    return o
+
+
+def _rows_view(mem: np.ndarray, rows: int, cols: int, stride: int) -> np.ndarray | None:
+    """(S, rows, cols) writable view of the memory matrix inside ``mem``
+    (S, size), or None where rows overlap (stride < cols), do not fit, or
+    ``mem`` is not one writable C-contiguous block."""
+    S, size = mem.shape
+    if rows == 0 or cols == 0 or stride < cols or (rows - 1) * stride + cols > size:
+        return None
+    if not (mem.flags.c_contiguous and mem.flags.writeable):
+        return None
+    item = mem.itemsize
+    return np.ndarray((S, rows, cols), mem.dtype, mem, 0, (size * item, stride * item, item))
 
 
 def store_image(mem: np.ndarray, X: np.ndarray, layout: str, f: int, stride: int) -> np.ndarray:
@@ -142,7 +161,11 @@ def store_image(mem: np.ndarray, X: np.ndarray, layout: str, f: int, stride: int
     Mm = _to_memory_matrix(np.asarray(X), layout, f)
     S, rows, cols = Mm.shape
     out = np.array(mem, copy=True)
-    out[:, _offsets(rows, cols, stride)] = Mm.reshape(S, -1)
+    view = _rows_view(out, rows, cols, stride)
+    if view is not None:
+        view[...] = Mm
+    else:
+        out[:, _offsets(rows, cols, stride)] = Mm.reshape(S, -1)
     return out
 
 

@@ -19,6 +19,9 @@ to 32 bits; floats summed in float64 and rounded once to the D type.
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import NamedTuple
+
 import ml_dtypes
 import numpy as np
 
@@ -47,6 +50,48 @@ _FLOAT = {
 }
 
 
+_SIGNED = {"i8": (np.int8, np.uint8), "i16": (np.int16, np.uint16), "i32": (np.int32, np.uint32)}
+
+
+@lru_cache(maxsize=1024)
+def _coords(layout: str, R: int, C: int, f: int) -> tuple[np.ndarray, np.ndarray]:
+    """Memory-matrix (row, col) of every logical element (r, c), each (R, C)
+    (read-only: shared by every call with the same shape)."""
+    r = np.arange(R)[:, None] + np.zeros((1, C), dtype=np.int64)
+    c = np.arange(C)[None, :] + np.zeros((R, 1), dtype=np.int64)
+    if layout == "row":
+        out = r, c
+    elif layout == "col":
+        out = c, r
+    elif layout == "packed":
+        out = r // f, c * f + r % f
+    elif layout == "packed_a":
+        out = c // f, r * f + c % f
+    else:
+        raise ValueError(f"unknown layout {layout!r}")
+    for x in out:
+        x.flags.writeable = False
+    return out
+
+
+class _Addr(NamedTuple):
+    """Flat addresses row * stride + col of a tile's elements, (R, C), with
+    their range and whether no two elements share an address."""
+
+    a: np.ndarray
+    lo: int
+    hi: int
+    unique: bool
+
+
+@lru_cache(maxsize=4096)
+def _addresses(layout: str, R: int, C: int, f: int, stride: int) -> _Addr:
+    mr, mc = _coords(layout, R, C, f)
+    a = mr * stride + mc
+    a.flags.writeable = False
+    return _Addr(a, int(a.min()), int(a.max()), int(np.unique(a).size) == a.size)
+
+
 def _tf32_rne(bits32: np.ndarray) -> np.ndarray:
     u = bits32.astype(np.uint64) & np.uint64(0xFFFFFFFF)
     special = (u & np.uint64(0x7F800000)) == np.uint64(0x7F800000)
@@ -63,17 +108,17 @@ class JointEmulation:
     # --- element values --------------------------------------------------
     @staticmethod
     def _jm_dec(bits: np.ndarray, t: str) -> np.ndarray:
-        b = np.asarray(bits).astype(np.uint64)
-        if t in ("i8", "i16", "i32", "u8"):
-            w = _BITS[t]
-            v = (b & np.uint64((1 << w) - 1)).astype(np.int64)
-            return v if t == "u8" else np.where(v >= 1 << (w - 1), v - (1 << w), v)
+        b = np.asarray(bits, dtype=np.uint64)
+        if t in _SIGNED:  # the low w bits as two's complement (a narrowing cast keeps them)
+            return b.astype(_SIGNED[t][1]).view(_SIGNED[t][0]).astype(np.int64)
+        if t == "u8":
+            return (b & np.uint64(0xFF)).astype(np.int64)
         if t == "f64":
             return b.view(np.float64).copy()
         if t == "tf32":
             return _tf32_rne(b).astype(np.uint32).view(np.float32).astype(np.float64)
         ft, ut = _FLOAT[t]
-        return (b & np.uint64(np.iinfo(ut).max)).astype(ut).view(ft).astype(np.float64)
+        return b.astype(ut).view(ft).astype(np.float64)
 
     @staticmethod
     def _jm_enc(vals: np.ndarray, t: str) -> np.ndarray:
@@ -95,11 +140,8 @@ class JointEmulation:
             return 2 if "joint_vnni_factor_wrong" in self.faults else 4
         return 2 if bits == 16 else 1
 
-    def _jm_coords(self, layout: str, R: int, C: int, t: str):
-        """Memory-matrix (row, col) of every logical element, each (R, C)."""
-        f = self._jm_vnni(t)
-        r = np.arange(R)[:, None] + np.zeros((1, C), dtype=np.int64)
-        c = np.arange(C)[None, :] + np.zeros((R, 1), dtype=np.int64)
+    def _jm_layout(self, layout: str) -> str:
+        """The layout the (possibly faulty) address generator applies."""
         faults = self.faults
         if layout == "packed_a" and "joint_packed_a_as_packed_b" in faults:
             layout = "packed"
@@ -107,15 +149,11 @@ class JointEmulation:
             layout = "row"
         if layout == "col" and "joint_col_major_transposed_twice" in faults:
             layout = "row"
-        if layout == "row":
-            return r, c
-        if layout == "col":
-            return c, r
-        if layout == "packed":
-            return r // f, c * f + r % f
-        if layout == "packed_a":
-            return c // f, r * f + c % f
-        raise ValueError(f"unknown layout {layout!r}")
+        return layout
+
+    def _jm_coords(self, layout: str, R: int, C: int, t: str):
+        """Memory-matrix (row, col) of every logical element, each (R, C)."""
+        return _coords(self._jm_layout(layout), R, C, self._jm_vnni(t))
 
     def _jm_stride(self, stride: int, layout: str, R: int, C: int, t: str) -> int:
         if "joint_stride_ignored" not in self.faults:
@@ -123,17 +161,35 @@ class JointEmulation:
         mr, mc = self._jm_coords(layout, R, C, t)
         return int(mc.max()) + 1
 
+    def _jm_addr(self, layout: str, R: int, C: int, t: str, stride: int) -> _Addr:
+        st = self._jm_stride(stride, layout, R, C, t)
+        return _addresses(self._jm_layout(layout), R, C, self._jm_vnni(t), st)
+
     @staticmethod
-    def _jm_gather(mem: np.ndarray, addr: np.ndarray) -> np.ndarray:
+    def _jm_gather(mem: np.ndarray, addr) -> np.ndarray:
+        """mem (S, size) read at addr: an :class:`_Addr` (one (R, C) address
+        per element, the same for every tile) or per-tile (S, R, C)
+        addresses; out-of-range reads give 0."""
         S, size = mem.shape
+        if isinstance(addr, _Addr):
+            if addr.lo >= 0 and addr.hi < size:
+                return mem[:, addr.a]
+            addr = addr.a
         a = np.broadcast_to(addr, (S, *addr.shape[-2:])) if addr.ndim == 2 else addr
         ok = (a >= 0) & (a < size)
         out = mem[np.arange(S)[:, None, None], np.where(ok, a, 0)]
         return np.where(ok, out, np.uint64(0)).astype(np.uint64)
 
     @staticmethod
-    def _jm_scatter(mem: np.ndarray, addr: np.ndarray, bits: np.ndarray, write: np.ndarray | None = None):
+    def _jm_scatter(mem: np.ndarray, addr, bits: np.ndarray, write: np.ndarray | None = None):
+        """mem (S, size) written in place at addr (as for :meth:`_jm_gather`)
+        where ``write`` (default: everywhere); out-of-range writes dropped."""
         S, size = mem.shape
+        if isinstance(addr, _Addr):
+            if write is None and addr.unique and addr.lo >= 0 and addr.hi < size:
+                mem[:, addr.a] = bits
+                return
+            addr = addr.a
         a = np.broadcast_to(addr, bits.shape)
         ok = (a >= 0) & (a < size)
         if write is not None:
@@ -142,20 +198,20 @@ class JointEmulation:
         mem[s_idx[ok], a[ok]] = bits[ok]
 
     def _jm_load(self, mem, layout, R, C, t, stride) -> np.ndarray:
-        mr, mc = self._jm_coords(layout, R, C, t)
-        st = self._jm_stride(stride, layout, R, C, t)
-        return self._jm_dec(self._jm_gather(np.asarray(mem, dtype=np.uint64), mr * st + mc), t)
+        addr = self._jm_addr(layout, R, C, t, stride)
+        return self._jm_dec(self._jm_gather(np.asarray(mem, dtype=np.uint64), addr), t)
 
     def _jm_store(self, mem, vals, layout, t, stride) -> np.ndarray:
         S, R, C = vals.shape
         out = np.array(mem, dtype=np.uint64, copy=True)
-        mr, mc = self._jm_coords(layout, R, C, t)
-        st = self._jm_stride(stride, layout, R, C, t)
+        addr = self._jm_addr(layout, R, C, t, stride)
         if "joint_store_overwrites_gaps" in self.faults:
+            mr, mc = self._jm_coords(layout, R, C, t)
+            st = self._jm_stride(stride, layout, R, C, t)
             width = int(mc.max()) + 1
             for row in range(int(mr.max())):
                 out[:, row * st + width : (row + 1) * st] = 0
-        self._jm_scatter(out, mr * st + mc, self._jm_enc(vals, t))
+        self._jm_scatter(out, addr, self._jm_enc(vals, t))
         return out
 
     # --- operations ----------------------------------------------------------
@@ -182,8 +238,17 @@ class JointEmulation:
     def _jm_mad(self, A, B, C, is_int):
         if is_int:
             return np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64)
+        S, M, K = A.shape
+        N = B.shape[2]
         with np.errstate(invalid="ignore", over="ignore"):
-            return (A[:, :, :, None] * B[:, None, :, :]).sum(axis=2) + C
+            if S * M * N < 4096 or K < 2:  # small tiles: one broadcast product
+                return (A[:, :, :, None] * B[:, None, :, :]).sum(axis=2) + C
+            # big tiles: the same sum, k = 0, 1, ... in order, without the (S, M, K, N) products
+            acc = np.multiply(A[:, :, 0, None], B[:, None, 0, :])
+            tmp = np.empty_like(acc)
+            for k in range(1, K):
+                acc += np.multiply(A[:, :, k, None], B[:, None, k, :], out=tmp)
+            return acc + C
 
     def _jm_checked_mask(self, R, C, layout, t, height, width, cx, cy):
         mr, mc = self._jm_coords(layout, R, C, t)

@@ -18,6 +18,8 @@ strides and per-tile checked-op bounds are plain arguments.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from cts.check import Verdict, compare
@@ -54,6 +56,16 @@ def strides_for(case: JointCase, R: int, C: int, t: str, layout: str) -> tuple[i
     return (m, _pad(m)) if case.stride == "tight" else (_pad(m), m)
 
 
+@lru_cache(maxsize=64)
+def _finite_bits(t: str) -> tuple[np.uint64, np.uint64, np.uint64]:
+    """(exponent mask, bits of 1.5, keep mask) of the memory type of t: a
+    float is finite unless its exponent field is all ones."""
+    mt = J.mem_type(t)
+    exp = ((1 << mt.exp_bits) - 1) << mt.man_bits if mt.is_float else 0
+    keep = 0xFFFFE000 if t == "tf32" else (1 << 64) - 1
+    return np.uint64(exp), np.uint64(mt.encode(np.array(1.5))), np.uint64(keep)
+
+
 def _random_bits(rng, t: str, shape) -> np.ndarray:
     """Random finite values of type t as memory bits (tf32: tf32-exact)."""
     mt = J.mem_type(t)
@@ -64,12 +76,11 @@ def _random_bits(rng, t: str, shape) -> np.ndarray:
     else:
         bits = rng.integers(0, 1 << mt.bits, size=shape, dtype=np.uint64)
     if mt.is_float:
-        with np.errstate(invalid="ignore"):
-            vals = mt.decode(bits)
-        bits = np.where(np.isfinite(vals), bits, mt.encode(np.full(shape, 1.5)))
-    if t == "tf32":
-        bits = bits & np.uint64(0xFFFFE000)
-    return bits.astype(np.uint64)
+        exp, one_and_half, keep = _finite_bits(t)
+        bits[(bits & exp) == exp] = one_and_half
+        if t == "tf32":
+            bits &= keep
+    return bits
 
 
 def _image(rng, t, X_bits, layout, f, stride, extra: int = 8):
@@ -80,6 +91,23 @@ def _image(rng, t, X_bits, layout, f, stride, extra: int = 8):
     return J.store_image(canary, X_bits, layout, f, stride)
 
 
+@lru_cache(maxsize=1024)
+def _logical_map(R: int, C: int, layout: str, f: int, stride: int, size: int) -> np.ndarray:
+    """(size,): 1 + r * C + c where memory holds logical element (r, c), 0 in
+    the padding (read-only)."""
+    idx = np.arange(1, R * C + 1, dtype=np.uint64).reshape(1, R, C)
+    m = J.store_image(np.zeros((1, size), dtype=np.uint64), idx, layout, f, stride)[0]
+    m.flags.writeable = False
+    return m
+
+
+def _all_accepted(elements: int, rule: str) -> Verdict:
+    """The verdict ``compare`` gives when every one of ``elements`` checked
+    elements is accepted and no error is measured (bit-exact rules), without
+    decoding arrays that hold no mismatch to report."""
+    return Verdict(passed=True, elements=elements, failures=0, rule=rule)
+
+
 def _mem_verdict(
     exp: np.ndarray, act: np.ndarray, t: ElemType, stride: int, ok=None, logical=None
 ) -> Verdict:
@@ -88,22 +116,19 @@ def _mem_verdict(
     offset, and (``logical`` = (R, C, layout, f) of the stored matrix) the
     logical element stored there or "padding"."""
     S, size = exp.shape
-    where_logical = None
-    if logical is not None:
-        R, C, layout, f = logical
-        idx = np.arange(1, R * C + 1, dtype=np.uint64).reshape(1, R, C)
-        where_logical = J.store_image(np.zeros((1, size), dtype=np.uint64), idx, layout, f, stride)[0]
+    rows = -(-size // stride)
+    if np.array_equal(exp, act) if ok is None else ok.all():  # padding cells past the end match
+        return _all_accepted(S * rows * stride, "E")
 
     def hint(s, r, c):
         o = r * stride + c
-        if where_logical is None or o >= size:
+        if logical is None or o >= size:
             return f"memory offset {o}"
-        v = int(where_logical[o])
+        v = int(_logical_map(*logical, stride, size)[o])
         if v == 0:
             return f"memory offset {o}: padding, must be left untouched"
         return f"memory offset {o}: logical element ({(v - 1) // logical[1]}, {(v - 1) % logical[1]})"
 
-    rows = -(-size // stride)
     pad = rows * stride - size
 
     def shape(x, fill):
@@ -114,9 +139,13 @@ def _mem_verdict(
     return compare(e, a, t, okm, "E", lambda s, r, c: (-1, -1), hint=hint)
 
 
-def _gap_mask(S, R, C, layout, f, stride, size) -> np.ndarray:
-    ones = np.ones((S, R, C), dtype=np.uint64)
-    return J.store_image(np.zeros((S, size), dtype=np.uint64), ones, layout, f, stride) == 1
+@lru_cache(maxsize=1024)
+def _gap_mask(R, C, layout, f, stride, size) -> np.ndarray:
+    """(size,) True where a store of an R x C matrix writes (read-only)."""
+    ones = np.ones((1, R, C), dtype=np.uint64)
+    m = J.store_image(np.zeros((1, size), dtype=np.uint64), ones, layout, f, stride)[0] == 1
+    m.flags.writeable = False
+    return m
 
 
 # ------------------------------------------------------------------ mad
@@ -135,17 +164,19 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
     ts = {n: etype(n) for n in (a, b, c, d)}
     acc = _acc_format(c, d)
     A, B, C = mma_operands(case.tier, a, b, c, M, K, N, S, rng, acc_type=acc)
-    A, B, C = ts[a].round(A), ts[b].round(B), ts[c].round(C)
+    # each operand rounded to its type (``ElemType.round`` is decode(encode)): the bits once
+    Ab, Bb, Cb = ts[a].encode(A), ts[b].encode(B), ts[c].encode(C)
+    A, B, C = ts[a].decode(Ab), ts[b].decode(Bb), ts[c].decode(Cb)
     bufs = {}
     st = {}
     for key, X, t, lay, (R, Cc) in (
-        ("a", A, a, la, (M, K)),
-        ("b", B, b, lb, (K, N)),
-        ("c", C, c, lc, (M, N)),
+        ("a", Ab, a, la, (M, K)),
+        ("b", Bb, b, lb, (K, N)),
+        ("c", Cb, c, lc, (M, N)),
     ):
         s_load, _ = strides_for(case, R, Cc, t, lay)
         st["s" + key] = s_load
-        bufs[key] = _image(rng, t, ts[t].encode(X), lay, case.factor(t), s_load)
+        bufs[key] = _image(rng, t, X, lay, case.factor(t), s_load)
     _, sd = strides_for(case, M, N, d, ld)
     st["sd"] = sd
     size_d = J.image_size(M, N, ld, 1, sd) + 8
@@ -163,7 +194,12 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
 
     if not ts[a].is_float:
         exp_bits = dt.encode(mma_int(A, B, C, 32))
-        v = compare(exp_bits, D_bits, dt, exp_bits == D_bits, "I", where, hint=hint)
+        ok = exp_bits == D_bits
+        v = (
+            _all_accepted(ok.size, "I")
+            if ok.all()
+            else compare(exp_bits, D_bits, dt, ok, "I", where, hint=hint)
+        )
     else:
         ref = mma_float(A, B, C)
         exp_bits = dt.encode(ref.value)
@@ -178,7 +214,8 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
                 bound = bound + gamma(K, 2.0**-53) * ref.abs_sum
             ok = float_close(ref.value, actual, bound)
             flushed_only = None
-            if case.tier == "special":  # subnormal inputs may be flushed (no spec says): accept, report
+            if case.tier == "special" and not ok.all():  # subnormal inputs may be flushed (no spec
+                # says): accept, report (nothing to add where every element is accepted already)
                 ref_f = mma_float(*(flush_subnormals(X, ts[t]) for X, t in ((A, a), (B, b), (C, c))))
                 bound_f = mma_float_bound(ref_f.abs_sum, ref_f.value, K, acc, d, profile)
                 if a == "f64":
@@ -193,8 +230,8 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
             if flushed_only:
                 v.notes.append(f"{flushed_only} elements match only with subnormal inputs flushed")
     if v.passed:  # the store must leave the padding alone
-        gaps = ~_gap_mask(S, M, N, ld, 1, sd, size_d)
-        g = _mem_verdict(canary, out, J.mem_type(d), sd, ok=~gaps | (canary == out), logical=(M, N, ld, 1))
+        ok = _gap_mask(M, N, ld, 1, sd, size_d) | (canary == out)  # matrix cells or untouched
+        g = _mem_verdict(canary, out, J.mem_type(d), sd, ok=ok, logical=(M, N, ld, 1))
         if not g.passed:
             g.notes.append("D store changed memory outside the matrix (padding between rows)")
             v = g
@@ -212,7 +249,7 @@ def _fill_values(rng, t: str, S: int) -> np.ndarray:
     else:
         mx = et.max_finite if t != "tf32" else (2.0 - 2.0**-10) * 2.0**127
         pool = [0.0, -0.0, 1.0, -1.5, mx, -mx, et.tiny, np.inf, -np.inf, 0.333]
-    vals = np.array([pool[i % len(pool)] for i in range(S)])
+    vals = np.array(pool)[np.arange(S) % len(pool)]
     return J.mem_type(t).encode(et.round(vals) if et.is_float else vals)
 
 
@@ -261,7 +298,7 @@ def _run_single(case, backend, rng, S) -> RunResult:
     kw: dict = {}
     if op in ("ldst", "load_checked", "store_checked"):
         X = _random_bits(rng, ts, (S, R, C))
-        Xv = et_s.decode(X) if op != "ldst" else None
+        Xv = None  # moved as bits, never converted
     elif op in ("apply", "apply_plain", "copy"):
         Xv = _exact_values(rng, ts, (S, R, C))
         X = J.mem_type(ts).encode(Xv)
