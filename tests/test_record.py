@@ -329,7 +329,7 @@ def test_a_huge_journal_line_and_a_newer_schema_are_problems(tmp_path):
 
 def test_journals_from_other_machines_clocks_and_pythons_merge(tmp_path):
     """Two journals of one configuration made on different machines: other
-    paths, a clock a day off, another Python.  They merge into one record;
+    paths, a clock a day off, another Python and numpy.  They merge into one record;
     a different driver version is another configuration, kept apart."""
     d = _valid_run(tmp_path)
     rec = read_record([d])
@@ -337,7 +337,7 @@ def test_journals_from_other_machines_clocks_and_pythons_merge(tmp_path):
     other = tmp_path / "other-machine"
     hdr = file_header("machine-b", run.ident, "gw3") | {"host": "ci-runner-7", "time": time.time() + 86400}
     j = Journal(other / "gw3-99.jsonl", hdr)
-    j.append({"kind": "session", "run": "machine-b", "python": "3.13.1", "command": "pytest /builds/x/cases",
+    j.append({"kind": "session", "run": "machine-b", "python": "3.13.1", "numpy": "1.26.4", "command": "pytest /builds/x/cases",
               "device": {"name": run.ident["device"]}, "time": time.time() + 86400, "selected": 1})  # fmt: skip
     new = dict(rec.rows[0]) | {
         "nodeid": rec.rows[0]["nodeid"].replace("M1", "M9"),
