@@ -22,6 +22,8 @@ tests/test_coop_mutations.py shows each is caught.
 
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 
@@ -53,6 +55,17 @@ _UINTS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 def _width(t: str) -> int:
     return _BITS.get(t) or {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}[t]
+
+
+@functools.lru_cache(maxsize=1024)
+def _element_offsets(rows: int, cols: int, layout: str, stride: int, shift: int) -> np.ndarray:
+    """(rows, cols) memory offset of each element: element (r, c) at
+    r * stride + c (row) or c * stride + r (col), plus ``shift``."""
+    r = np.arange(rows)[:, None]
+    c = np.arange(cols)[None, :]
+    off = (r * stride + c if layout == "row" else c * stride + r) + shift
+    off.setflags(write=False)
+    return off
 
 
 class CoopEmulation:
@@ -94,17 +107,12 @@ class CoopEmulation:
         elif stride > tight and "coop_stride_ignored" in f:
             stride = tight
         shift = 1 if workgroup and "coop_workgroup_offset" in f else 0
-        out = np.empty((mem.shape[0], rows, cols), dtype=mem.dtype)
-        for major in range(rows if layout == "row" else cols):
-            n = cols if layout == "row" else rows
-            start = major * stride + shift
-            seg = mem[:, start : start + n]
-            if seg.shape[1] < n:  # read past the end: zeros (robust access)
-                seg = np.concatenate([seg, np.zeros((mem.shape[0], n - seg.shape[1]), mem.dtype)], axis=1)
-            if layout == "row":
-                out[:, major, :] = seg
-            else:
-                out[:, :, major] = seg
+        off = _element_offsets(rows, cols, layout, stride, shift)
+        if off.size and off.max() < mem.shape[1]:
+            return self._val(mem[:, off], t)
+        out = np.zeros((mem.shape[0], rows, cols), dtype=mem.dtype)  # read past the end: zeros (robust access)
+        inside = off < mem.shape[1]
+        out[:, inside] = mem[:, off[inside]]
         return self._val(out, t)
 
     def _store(self, mem, values, layout, stride, t, workgroup=False):
@@ -116,13 +124,23 @@ class CoopEmulation:
             stride = tight
         shift = 1 if workgroup and "coop_workgroup_offset" in f else 0
         mem = np.array(mem, copy=True)
-        for major in range(rows if layout == "row" else cols):
-            start = major * stride + shift
-            seg = raw[:, major, :] if layout == "row" else raw[:, :, major]
-            n = max(0, min(seg.shape[1], mem.shape[1] - start))  # writes past the end are dropped
-            mem[:, start : start + n] = seg[:, :n]
-            if "coop_store_clobbers_padding" in f and stride > tight:
-                mem[:, start + seg.shape[1] : min(start + stride, mem.shape[1])] = 0
+        majors = rows if layout == "row" else cols
+        if stride < tight and majors > 1:  # rows overlap in memory: later ones win, in order
+            for major in range(majors):
+                start = major * stride + shift
+                seg = raw[:, major, :] if layout == "row" else raw[:, :, major]
+                n = max(0, min(seg.shape[1], mem.shape[1] - start))  # writes past the end are dropped
+                mem[:, start : start + n] = seg[:, :n]
+            return mem
+        off = _element_offsets(rows, cols, layout, stride, shift)
+        if off.size and off.max() < mem.shape[1]:
+            mem[:, off] = raw
+        else:
+            inside = off < mem.shape[1]  # writes past the end are dropped
+            mem[:, off[inside]] = raw[:, inside]
+        if "coop_store_clobbers_padding" in f and stride > tight:
+            pad = (np.arange(majors) * stride + shift + tight)[:, None] + np.arange(stride - tight)[None, :]
+            mem[:, pad[pad < mem.shape[1]]] = 0
         return mem
 
     # ---- arithmetic ---------------------------------------------------
@@ -188,10 +206,18 @@ class CoopEmulation:
         return (np.arange(length)[None, :] * sg + np.arange(sg)[:, None]) % n
 
     def coop_owner(self, mat, sg: int) -> np.ndarray:
-        """(rows, cols, 2): (invocation, index) holding each element."""
+        """(rows, cols, 2): (invocation, index) holding each element (read-only,
+        computed once per shape and subgroup size: the mapping depends on
+        nothing else)."""
         from cts.families.coop import owner_from_mapping
 
-        return owner_from_mapping(self.coop_mapping(mat.rows, mat.cols, sg), mat.rows, mat.cols)
+        cache = self.__dict__.setdefault("_coop_owners", {})
+        key = (mat.rows, mat.cols, sg, "coop_length_short" in self.faults)
+        if key not in cache:
+            owner = owner_from_mapping(self.coop_mapping(mat.rows, mat.cols, sg), mat.rows, mat.cols)
+            owner.setflags(write=False)
+            cache[key] = owner
+        return cache[key]
 
     def run_coop_matrix(self, case, bufs: dict) -> dict:
         from cts.families.coop import CHAIN, GEMM_TILES, SCALE, SPLAT_CONST, case_stride

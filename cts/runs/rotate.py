@@ -71,11 +71,35 @@ def rotate_values(case, G: int, L: int, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
+def _subgroups_well_formed(sg_id, sg_lid, sg_size) -> bool:
+    """True when every (work-group, subgroup) reports one size and the local
+    ids 0 .. size-1 each exactly once: the per-subgroup test of
+    :func:`_check_map`, vectorized (sort by group, subgroup, local id; each
+    run of one subgroup must then read 0, 1, ..., size-1 with one size)."""
+    G, L = sg_id.shape
+    if G * L == 0:
+        return True
+    grp = np.repeat(np.arange(G), L)
+    sid, lid, size = (np.asarray(x).reshape(-1).astype(np.int64) for x in (sg_id, sg_lid, sg_size))
+    order = np.lexsort((lid, sid, grp))
+    grp, sid, lid, size = grp[order], sid[order], lid[order], size[order]
+    start = np.ones(grp.size, dtype=bool)
+    start[1:] = (grp[1:] != grp[:-1]) | (sid[1:] != sid[:-1])
+    first = np.flatnonzero(start)
+    run = np.repeat(first, np.diff(np.append(first, grp.size)))
+    pos = np.arange(grp.size) - run  # position inside the subgroup's run
+    last = np.append(first[1:], grp.size) - 1
+    return bool(
+        np.array_equal(lid, pos) and np.array_equal(size, size[run]) and np.array_equal(pos[last], size[last] - 1)
+    )
+
+
 def _check_map(case, sg_id, sg_lid, sg_size, sg_max) -> list[str]:
     """The reported subgroups must be well formed: one size per subgroup,
     local ids 0 .. size-1 each exactly once, maximum = the required size."""
     problems = []
     G, L = sg_id.shape
+    well_formed = _subgroups_well_formed(sg_id, sg_lid, sg_size)
     bad_max = np.argwhere(sg_max != case.sg)
     if bad_max.size:
         g, i = bad_max[0]
@@ -83,7 +107,7 @@ def _check_map(case, sg_id, sg_lid, sg_size, sg_max) -> list[str]:
             f"work-item {i} of group {g} reports max subgroup size {int(sg_max[g, i])}, "
             f"the kernel requires {case.sg}"
         )
-    for g in range(G):
+    for g in range(0 if well_formed else G):  # the loop names the first bad subgroups
         for k in np.unique(sg_id[g]):
             sel = sg_id[g] == k
             sizes = np.unique(sg_size[g][sel])
@@ -100,14 +124,14 @@ def _check_map(case, sg_id, sg_lid, sg_size, sg_max) -> list[str]:
     # device forming subgroups of one work-item would have every read land on
     # an "inactive" lane: nothing checked, a vacuous pass.
     need = (L // case.sg) * case.sg
-    for g in range(G):
-        full = int((sg_size[g] == case.sg).sum())
-        if full < need:
-            problems.append(
-                f"group {g}: only {full} of its {L} work-items are in subgroups of the required size "
-                f"{case.sg} (expected at least {need}: all but the last partial subgroup)"
-            )
-            break
+    fulls = (np.asarray(sg_size) == case.sg).sum(axis=1)
+    short = np.flatnonzero(fulls < need)
+    if short.size:
+        g = int(short[0])
+        problems.append(
+            f"group {g}: only {int(fulls[g])} of its {L} work-items are in subgroups of the required size "
+            f"{case.sg} (expected at least {need}: all but the last partial subgroup)"
+        )
     return problems
 
 
