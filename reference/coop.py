@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .dtypes import ElemType, etype
-from .mma import saturate, wrap
+from .mma import matmul_int, saturate, wrap
 
 __all__ = [
     "image_len",
@@ -143,8 +143,7 @@ def muladd_int(
     """Exact D = A (S,M,K) x B (S,K,N) + C (S,M,N) on element values already
     extended by their signedness (spec-digest 4.2 items 1-3)."""
     rt = etype(result)
-    exact = np.matmul(np.asarray(A, dtype=np.int64), np.asarray(B, dtype=np.int64))
-    exact = exact + np.asarray(C, dtype=np.int64)
+    exact = matmul_int(A, B) + np.asarray(C, dtype=np.int64)
     if saturating:
         return saturate(exact, rt.bits, rt.kind == "int")
     return wrap(exact, rt.bits, rt.kind == "int")

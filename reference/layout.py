@@ -38,6 +38,15 @@ def _u64(x: np.ndarray) -> np.ndarray:
     return np.asarray(x).astype(np.uint64)
 
 
+def _pack(first: np.ndarray, rest: np.ndarray, elem_bits: int) -> np.ndarray:
+    """first | rest[0] << bits | rest[1] << 2*bits | ...: element t of a packed
+    value in bits t*elem_bits and up (the lower element in the lower bits)."""
+    packed = first.copy()
+    for t, part in enumerate(rest, start=1):
+        packed |= part << np.uint64(t * elem_bits)
+    return packed
+
+
 def a_components(M: int, K: int, N: int) -> int:
     """Number of components of the A operand per invocation.
 
@@ -66,8 +75,7 @@ def a_register_image(A: np.ndarray, N: int, elem_bits: int) -> np.ndarray:
     if K % N == 0:
         per = K // N
         cols = A.reshape(S, M, N, per)  # [s, row, inv, t]
-        shifts = (np.arange(per, dtype=np.uint64) * np.uint64(elem_bits))[None, None, None, :]
-        packed = np.bitwise_or.reduce(cols << shifts, axis=3)  # (S, M, N)
+        packed = _pack(cols[..., 0], cols[..., 1:].transpose(3, 0, 1, 2), elem_bits)  # (S, M, N)
         return np.ascontiguousarray(packed.transpose(0, 2, 1))
     if N % K == 0:
         f = N // K
@@ -140,8 +148,7 @@ def b_register_image(B: np.ndarray, elem_bits: int) -> np.ndarray:
         return np.ascontiguousarray(B.transpose(0, 2, 1))
     per = 32 // elem_bits
     rows = B.reshape(S, K // per, per, N)  # [s, dword, t, col]
-    shifts = (np.arange(per, dtype=np.uint64) * np.uint64(elem_bits))[None, None, :, None]
-    packed = np.bitwise_or.reduce(rows << shifts, axis=2)  # (S, K/per, N)
+    packed = _pack(rows[:, :, 0, :], rows[:, :, 1:, :].transpose(2, 0, 1, 3), elem_bits)  # (S, K/per, N)
     return np.ascontiguousarray(packed.transpose(0, 2, 1))
 
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from .dtypes import sign_extend
 
-__all__ = ["FloatRef", "mma_int", "mma_float", "wrap", "saturate"]
+__all__ = ["FloatRef", "mma_int", "mma_float", "products_sum", "matmul_int", "wrap", "saturate"]
 
 
 def wrap(values: np.ndarray, bits: int, signed: bool = True) -> np.ndarray:
@@ -28,6 +28,8 @@ def wrap(values: np.ndarray, bits: int, signed: bool = True) -> np.ndarray:
     v = np.asarray(values).astype(np.int64)
     if bits >= 64:
         return v
+    if bits in (8, 16, 32):  # a narrowing cast keeps the low-order bits
+        return v.astype(f"{'i' if signed else 'u'}{bits // 8}").astype(np.int64)
     low = v & ((1 << bits) - 1)
     return sign_extend(low, bits) if signed else low
 
@@ -45,10 +47,23 @@ def mma_int(
     |products| < 2^16 and K <= 64, so the int64 sum cannot overflow for the
     8- and 4-bit types; C is already within its 32-bit range.
     """
+    exact = matmul_int(A, B) + np.asarray(C, dtype=np.int64)
+    return wrap(exact, result_bits, signed)
+
+
+def matmul_int(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Exact int64 A (S,M,K) @ B (S,K,N).  When K * max|a| * max|b| < 2^53
+    every product and every partial sum is an integer that float64 holds
+    exactly, so the (BLAS) float64 product is the exact one, whatever its
+    summation order; otherwise numpy's int64 matmul."""
     A = np.asarray(A, dtype=np.int64)
     B = np.asarray(B, dtype=np.int64)
-    exact = np.matmul(A, B) + np.asarray(C, dtype=np.int64)
-    return wrap(exact, result_bits, signed)
+    if A.size and B.size:
+        amax = max(-int(A.min()), int(A.max()))
+        bmax = max(-int(B.min()), int(B.max()))
+        if A.shape[-1] * amax * bmax < 1 << 53:
+            return np.matmul(A.astype(np.float64), B.astype(np.float64)).astype(np.int64)
+    return np.matmul(A, B)
 
 
 @dataclass(frozen=True)
@@ -69,8 +84,18 @@ def mma_float(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> FloatRef:
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     C = np.asarray(C, dtype=np.float64)
+    value, abs_sum = products_sum(A, B)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return FloatRef(value=value + C, abs_sum=abs_sum + np.abs(C))
+
+
+def products_sum(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sum_k a_k b_k, sum_k |a_k b_k|) of float64 A (S,M,K) and B (S,K,N):
+    the (S, M, K, N) product tensor, each product formed explicitly (IEEE
+    specials as float64 gives them), reduced over k; its absolute values
+    are taken in place (one tensor, two reductions)."""
     with np.errstate(invalid="ignore", over="ignore"):
         prods = A[:, :, :, None] * B[:, None, :, :]  # (S, M, K, N)
-        value = prods.sum(axis=2) + C
-        abs_sum = np.abs(prods).sum(axis=2) + np.abs(C)
-    return FloatRef(value=value, abs_sum=abs_sum)
+        value = prods.sum(axis=2)
+        np.abs(prods, out=prods)
+        return value, prods.sum(axis=2)

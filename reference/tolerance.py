@@ -180,6 +180,11 @@ def float_close(expected: np.ndarray, actual: np.ndarray, bound: np.ndarray) -> 
     a = np.asarray(actual, dtype=np.float64)
     b = np.asarray(bound, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
+        # common case first: every expected value finite and every element within
+        # its bound (then each element is "close" or, past the format, "big")
+        fast = np.abs(a - e) <= b
+        if fast.all() and np.isfinite(e).all():
+            return fast
         both_nan = np.isnan(e) & np.isnan(a)
         inf_ok = np.isinf(e) & (a == e)
         finite = np.isfinite(e) & np.isfinite(a)

@@ -154,7 +154,9 @@ class CoopEmulation:
         if "coop_acc_ignored" in f:
             C = np.zeros_like(C)
         if e.is_int:
-            d = np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64)
+            from cts.backends.emulator import int_matmul
+
+            d = int_matmul(A, B) + C.astype(np.int64)
             sat = e.sat != ("coop_saturation_missing" in f) if e.sat else "coop_wrap_saturates" in f
             return self._val(self._raw(d, e.R, saturate=sat), e.R)
         model = getattr(self, "model", None)  # --emulator-model (cts/backends/emu_numerics.py)
@@ -162,8 +164,9 @@ class CoopEmulation:
             from reference.devmodel import model_mma
 
             return model_mma(model, A, B, C, e.A, e.R)
-        with np.errstate(invalid="ignore", over="ignore"):
-            d = (A[:, :, :, None] * B[:, None, :, :]).sum(axis=2) + C
+        from cts.backends.emulator import float_mad
+
+        d = float_mad(A, B, C)
         return self._val(self._raw(d, e.R), e.R)
 
     def _elementwise(self, op, x, y, t, scalar):

@@ -24,7 +24,7 @@ import numpy as np
 
 from cts.backends.base import Backend, DeviceInfo
 
-__all__ = ["EmulatorBackend", "FAULTS", "all_faults"]
+__all__ = ["EmulatorBackend", "FAULTS", "all_faults", "float_mad", "int_matmul"]
 
 FAULTS: dict[str, str] = {
     "a_column_order": "A columns taken from invocations in reverse order",
@@ -46,9 +46,48 @@ FAULTS: dict[str, str] = {
 }
 
 
+_NARROW_INTS = {8: (np.uint8, np.int8), 16: (np.uint16, np.int16), 32: (np.uint32, np.int32)}
+
+
 def _sext(v: np.ndarray, bits: int) -> np.ndarray:
+    if v.dtype.kind in "ui" and bits in _NARROW_INTS:  # the low bits, read as two's complement
+        u, i = _NARROW_INTS[bits]
+        return v.astype(u).view(i).astype(np.int64)
     v = v.astype(np.int64) & ((1 << bits) - 1)
     return np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
+
+
+def int_matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Exact int64 A (S,M,K) @ B (S,K,N).  Where every product and partial sum
+    stays below 2^53 in magnitude (the 4- to 16-bit operands of every family)
+    the float64 product is exact in any summation order, and far faster than
+    numpy's integer matmul loops."""
+    A = np.asarray(A).astype(np.int64, copy=False)
+    B = np.asarray(B).astype(np.int64, copy=False)
+    if A.size and B.size:
+        amax = max(-int(A.min()), int(A.max()))
+        bmax = max(-int(B.min()), int(B.max()))
+        if A.shape[-1] * amax * bmax < 1 << 53:
+            return np.matmul(A.astype(np.float64), B.astype(np.float64)).astype(np.int64)
+    return np.matmul(A, B)
+
+
+def float_mad(A: np.ndarray, B: np.ndarray, C) -> np.ndarray:
+    """sum_k A[:, m, k] * B[:, k, n] + C in float64, this device's way: the
+    products of one k at a time added in k order 0, 1, ..., K-1, then C."""
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    shape = np.broadcast_shapes(A.shape[:2] + (1,), B.shape[:1] + (1,) + B.shape[2:])
+    acc = np.zeros(shape)
+    if A.shape[2] == 0:
+        return acc + C
+    t = np.empty(shape)
+    with np.errstate(invalid="ignore", over="ignore"):
+        np.multiply(A[:, :, 0, None], B[:, None, 0, :], out=acc)  # the sum starts at the first product
+        for k in range(1, A.shape[2]):
+            np.multiply(A[:, :, k, None], B[:, None, k, :], out=t)
+            acc += t
+        return acc + C
 
 
 class IntelEmulation:
@@ -100,9 +139,11 @@ class IntelEmulation:
         elements from lower bits (or reversed when ``reverse``)."""
         per = word_bits // ebits
         w = words.astype(np.uint64) & np.uint64((1 << word_bits) - 1)
-        order = range(per - 1, -1, -1) if reverse else range(per)
-        parts = [(w >> np.uint64(t * ebits)) & np.uint64((1 << ebits) - 1) for t in order]
-        return np.stack(parts, axis=-1).reshape(*w.shape[:-1], w.shape[-1] * per)
+        shifts = np.arange(per, dtype=np.uint64) * np.uint64(ebits)
+        if reverse:
+            shifts = shifts[::-1]
+        parts = (w[..., None] >> shifts) & np.uint64((1 << ebits) - 1)
+        return parts.reshape(*w.shape[:-1], w.shape[-1] * per)
 
     # --- A: this invocation's view after broadcasting from invocation j ----
     def _a_matrix(self, a: np.ndarray, case, rows: int) -> np.ndarray:
@@ -174,10 +215,8 @@ class IntelEmulation:
 
     def _mad(self, A: np.ndarray, B: np.ndarray, C: np.ndarray, is_int: bool) -> np.ndarray:
         if is_int:
-            return np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64)
-        with np.errstate(invalid="ignore", over="ignore"):
-            prods = A[:, :, :, None] * B[:, None, :, :]
-            return prods.sum(axis=2) + C
+            return int_matmul(A, B) + C.astype(np.int64)
+        return float_mad(A, B, C)
 
     # --- families ---------------------------------------------------------
     def run_intel_mma(self, case, a, b, c):

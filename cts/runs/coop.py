@@ -43,7 +43,7 @@ from cts.families.coop import (
 )
 from cts.runs.intel import RunResult
 from reference import coop as rc
-from reference.data import case_rng, mma_operands
+from reference.data import case_rng, choose, mma_operands
 from reference.dtypes import ElemType, etype
 from reference.mma import mma_float
 from reference.tolerance import PROFILES, Profile, float_close, flush_subnormals, mma_float_bound
@@ -119,7 +119,7 @@ def _away_from_zero(v: np.ndarray, t: ElemType, floor: float = 0.125) -> np.ndar
 
 def _random(rng, t: ElemType, shape) -> np.ndarray:
     if t.is_float:
-        mag = rng.uniform(-4, 4, size=shape) * 2.0 ** rng.uniform(-3, 3, size=shape)
+        mag = rng.uniform(-4, 4, size=shape) * np.exp2(rng.uniform(-3, 3, size=shape))
         return t.round(mag)
     return rng.integers(t.min, t.max + 1, size=shape, dtype=np.int64) if t.bits < 64 else None
 
@@ -268,11 +268,11 @@ def _convert_inputs(rng, t: ElemType, d: ElemType, shape) -> np.ndarray:
     -> int truncates; negative -> unsigned avoided), finite, normal."""
     if t.is_float:
         if d.is_float:
-            mag = 2.0 ** rng.uniform(-6, 6, size=shape)
-            return t.round(mag * rng.choice([-1.0, 1.0], size=shape))
+            mag = np.exp2(rng.uniform(-6, 6, size=shape))
+            return t.round(mag * choose(rng, [-1.0, 1.0], size=shape))
         hi = min(d.max, t.max_finite / 2, 1e6)
         lo = 0 if d.kind == "uint" else max(d.min, -hi)
-        return t.round(rng.uniform(lo, hi, size=shape) * rng.choice([1.0, 2.0**-8], size=shape))
+        return t.round(rng.uniform(lo, hi, size=shape) * choose(rng, [1.0, 2.0**-8], size=shape))
     if d.is_float:
         lim = min(t.max, d.max_finite / 2)
         return rng.integers(max(t.min, -lim), lim + 1, size=shape, dtype=np.int64)
@@ -288,7 +288,7 @@ def _elementwise(case, backend, rng, S, t, shape, flat, kind) -> RunResult:
         if op == "mul":
             y = np.trunc(y / 2)  # integers: the product keeps <= 6 significant bits
         if op == "div":
-            y = rng.choice([-4.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 4.0], size=shape)
+            y = choose(rng, [-4.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 4.0], size=shape)
             x = x * y  # exact quotient
     elif t.is_float:
         # |x|, |y| >= 1/8: no result is subnormal (products >= 2^-6, quotients >= 2^-6, and sums
@@ -296,7 +296,7 @@ def _elementwise(case, backend, rng, S, t, shape, flat, kind) -> RunResult:
         # Vulkan lets a device flush subnormal results unless DenormPreserve is declared
         x, y = (_away_from_zero(_random(rng, t, shape), t) for _ in range(2))
         if op == "div":  # |y| >= 1/4: the quotient stays far from overflow
-            y = t.round(rng.choice([-1.0, 1.0], size=shape) * 2.0 ** rng.uniform(-2, 3, size=shape))
+            y = t.round(choose(rng, [-1.0, 1.0], size=shape) * np.exp2(rng.uniform(-2, 3, size=shape)))
     else:
         x = _small(rng, t, shape) if exact else _random(rng, t, shape)
         y = _small(rng, t, shape) if exact else _random(rng, t, shape)

@@ -34,7 +34,7 @@ from cts.check import Verdict, compare
 from cts.errors import CaseError
 from cts.families.mlir import OBSERVE_C
 from reference import mlir as ref
-from reference.data import case_rng
+from reference.data import case_rng, choose
 from reference.dtypes import etype
 
 __all__ = ["run_mlir", "NP", "ETYPE", "MlirResult", "SUBGROUPS"]
@@ -243,18 +243,18 @@ def _ew_operands(case, rng, shape):
         y = np.where(y == 0, 3, y)
         y = np.where((x == -(2**31)) & (y == -1), 5, y)
         small = rng.random(shape) < 0.3  # exact quotients and small products too
-        y = np.where(small, rng.integers(1, 9, size=shape) * rng.choice([-1, 1], size=shape), y)
+        y = np.where(small, rng.integers(1, 9, size=shape) * choose(rng, [-1, 1], shape), y)
         return [x.astype(np.int32), y.astype(np.int32)]
     if kind == "f32->f16":  # f32 values that need rounding to f16, with ties
         m = rng.integers(1 << 23, 1 << 24, size=shape)
         tie = rng.random(shape) < 0.25
         m = np.where(tie, (m & ~0x1FFF) | 0x1000, m)
-        x = m * 2.0 ** rng.integers(-33, -13, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+        x = m * 2.0 ** rng.integers(-33, -13, size=shape) * choose(rng, [-1.0, 1.0], shape)
         return [x.astype(np.float32)]
     t = NP[e]
     mag = 2.0 ** rng.uniform(-6, 6, size=shape)
-    x = (mag * rng.choice([-1.0, 1.0], size=shape)).astype(t)
-    y = (2.0 ** rng.uniform(-6, 6, size=shape) * rng.choice([-1.0, 1.0], size=shape)).astype(t)
+    x = (mag * choose(rng, [-1.0, 1.0], shape)).astype(t)
+    y = (2.0 ** rng.uniform(-6, 6, size=shape) * choose(rng, [-1.0, 1.0], shape)).astype(t)
     x = np.where(x == 0, t(1), x)
     y = np.where(y == 0, t(2), y)
     return [x, y][: ref.ELEMENTWISE[op][0]]
