@@ -38,12 +38,17 @@ def _u64(x: np.ndarray) -> np.ndarray:
     return np.asarray(x).astype(np.uint64)
 
 
-def _pack(first: np.ndarray, rest: np.ndarray, elem_bits: int) -> np.ndarray:
-    """first | rest[0] << bits | rest[1] << 2*bits | ...: element t of a packed
-    value in bits t*elem_bits and up (the lower element in the lower bits)."""
-    packed = first.copy()
-    for t, part in enumerate(rest, start=1):
-        packed |= part << np.uint64(t * elem_bits)
+def _pack(elems: np.ndarray, per: int, elem_bits: int) -> np.ndarray:
+    """(..., n*per) element bits -> (..., n) packed values: value j holds
+    elements j*per .. j*per+per-1, element j*per+t in bits t*elem_bits and up
+    (the lower element in the lower bits)."""
+    if elem_bits in (8, 16) and per * elem_bits in (16, 32, 64) and (elems.size == 0 or elems.max() >> elem_bits == 0):
+        # byte / halfword elements: each packed value is the little-endian word they form
+        small = np.ascontiguousarray(elems, dtype=f"<u{elem_bits // 8}")
+        return small.view(f"<u{per * elem_bits // 8}").astype(np.uint64)
+    packed = np.ascontiguousarray(elems[..., 0::per])
+    for t in range(1, per):
+        packed |= elems[..., t::per] << np.uint64(t * elem_bits)
     return packed
 
 
@@ -74,8 +79,7 @@ def a_register_image(A: np.ndarray, N: int, elem_bits: int) -> np.ndarray:
     S, M, K = A.shape
     if K % N == 0:
         per = K // N
-        cols = A.reshape(S, M, N, per)  # [s, row, inv, t]
-        packed = _pack(cols[..., 0], cols[..., 1:].transpose(3, 0, 1, 2), elem_bits)  # (S, M, N)
+        packed = _pack(A, per, elem_bits)  # (S, M, N): columns i*per .. i*per+per-1 in value i
         return np.ascontiguousarray(packed.transpose(0, 2, 1))
     if N % K == 0:
         f = N // K
@@ -147,9 +151,7 @@ def b_register_image(B: np.ndarray, elem_bits: int) -> np.ndarray:
     if elem_bits > 16:
         return np.ascontiguousarray(B.transpose(0, 2, 1))
     per = 32 // elem_bits
-    rows = B.reshape(S, K // per, per, N)  # [s, dword, t, col]
-    packed = _pack(rows[:, :, 0, :], rows[:, :, 1:, :].transpose(2, 0, 1, 3), elem_bits)  # (S, K/per, N)
-    return np.ascontiguousarray(packed.transpose(0, 2, 1))
+    return _pack(B.transpose(0, 2, 1), per, elem_bits)  # (S, N, K/per): rows t*per .. in dword t
 
 
 def b_from_registers(regs: np.ndarray, K: int, elem_bits: int) -> np.ndarray:

@@ -61,10 +61,11 @@ def parse_mma_instruction(binary: bytes) -> dict:
     value_type: dict[int, int] = {}
     sg = None
     mma = None
+    words = words.tolist()  # plain ints: one conversion, not one per instruction
     i = 5
-    while i < words.size:
-        wc, op = int(words[i]) >> 16, int(words[i]) & 0xFFFF
-        w = [int(x) for x in words[i + 1 : i + wc]]
+    while i < len(words):
+        wc, op = words[i] >> 16, words[i] & 0xFFFF
+        w = words[i + 1 : i + wc]
         if wc == 0:
             raise CaseError("malformed SPIR-V module (word count 0)")
         if op == _OP_TYPE_INT:
@@ -166,10 +167,15 @@ class SpirvEmulation:
     def _spv_unpack(words: np.ndarray, word_bits: int, ebits: int) -> np.ndarray:
         """(..., n) words -> (..., n * word_bits/ebits) elements, low bits first."""
         per = word_bits // ebits
+        if ebits in (8, 16) and word_bits in (16, 32, 64):  # the word's little-endian bytes / halfwords
+            w = np.ascontiguousarray(words, dtype=f"<u{word_bits // 8}").view(f"<u{ebits // 8}")
+            return w.reshape(*words.shape[:-1], words.shape[-1] * per).astype(np.uint64)
         w = words.astype(np.uint64)
-        shifts = np.arange(per, dtype=np.uint64) * np.uint64(ebits)
-        parts = (w[..., None] >> shifts) & np.uint64((1 << ebits) - 1)
-        return parts.reshape(*w.shape[:-1], w.shape[-1] * per)
+        out = np.empty((*w.shape, per), dtype=np.uint64)
+        for t in range(per):  # one full-size shift per element slot
+            np.right_shift(w, np.uint64(t * ebits), out=out[..., t])
+            out[..., t] &= np.uint64((1 << ebits) - 1)
+        return out.reshape(*w.shape[:-1], w.shape[-1] * per)
 
     def _spv_matrix_a(self, a: np.ndarray, info: dict, el: tuple) -> np.ndarray:
         """Registers (S, N, comps) -> A values (S, M, K)."""

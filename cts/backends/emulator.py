@@ -53,6 +53,8 @@ def _sext(v: np.ndarray, bits: int) -> np.ndarray:
     if v.dtype.kind in "ui" and bits in _NARROW_INTS:  # the low bits, read as two's complement
         u, i = _NARROW_INTS[bits]
         return v.astype(u).view(i).astype(np.int64)
+    if v.dtype.kind in "ui" and bits < 8:  # move the sign bit to bit 7, shift back arithmetically
+        return ((v.astype(np.uint8) << np.uint8(8 - bits)).view(np.int8) >> np.int8(8 - bits)).astype(np.int64)
     v = v.astype(np.int64) & ((1 << bits) - 1)
     return np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
 
@@ -138,12 +140,20 @@ class IntelEmulation:
         """(..., n) words of word_bits -> (..., n*per) element bits, lower
         elements from lower bits (or reversed when ``reverse``)."""
         per = word_bits // ebits
+        if ebits in (8, 16) and word_bits in (16, 32, 64):
+            # the little-endian bytes (halfwords) of each word, lowest first
+            w = np.ascontiguousarray(words, dtype=f"<u{word_bits // 8}").view(f"<u{ebits // 8}")
+            parts = w.reshape(*words.shape, per)
+            if reverse:
+                parts = parts[..., ::-1]
+            return parts.reshape(*words.shape[:-1], words.shape[-1] * per).astype(np.uint64)
         w = words.astype(np.uint64) & np.uint64((1 << word_bits) - 1)
-        shifts = np.arange(per, dtype=np.uint64) * np.uint64(ebits)
-        if reverse:
-            shifts = shifts[::-1]
-        parts = (w[..., None] >> shifts) & np.uint64((1 << ebits) - 1)
-        return parts.reshape(*w.shape[:-1], w.shape[-1] * per)
+        out = np.empty((*w.shape, per), dtype=np.uint64)
+        for i in range(per):
+            t = per - 1 - i if reverse else i
+            np.right_shift(w, np.uint64(t * ebits), out=out[..., i])
+            out[..., i] &= np.uint64((1 << ebits) - 1)
+        return out.reshape(*w.shape[:-1], w.shape[-1] * per)
 
     # --- A: this invocation's view after broadcasting from invocation j ----
     def _a_matrix(self, a: np.ndarray, case, rows: int) -> np.ndarray:
