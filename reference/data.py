@@ -25,6 +25,7 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
+from numpy.random.bit_generator import ISeedSequence
 
 from .dtypes import ElemType, etype
 
@@ -35,8 +36,38 @@ TIERS = ("exact", "onehot", "random", "special", "rounding")
 
 def case_rng(seed: int, case_id: str) -> np.random.Generator:
     """A generator that depends only on the global seed and the case id, so a
-    case gets the same data alone, in a shard, or in any order."""
-    return np.random.default_rng([seed & 0xFFFFFFFF, zlib.crc32(case_id.encode())])
+    case gets the same data alone, in a shard, or in any order.
+
+    It is ``np.random.default_rng([seed & 0xFFFFFFFF, crc32(case_id)])``, the
+    same stream, made without that call's overheads: the entropy goes in as
+    a uint32 array (no per-int coercion) and the PCG64 seed words come from
+    the SeedSequence's pool by its own recipe (:class:`_PoolWords`)."""
+    words = np.array([seed & 0xFFFFFFFF, zlib.crc32(case_id.encode())], dtype=np.uint32)
+    return np.random.Generator(np.random.PCG64(_PoolWords(np.random.SeedSequence(words))))
+
+
+class _PoolWords(ISeedSequence):
+    """``generate_state`` of a SeedSequence, in plain Python for the four
+    uint64 words PCG64 asks for (numpy's SeedSequence.generate_state: each
+    output word is a pool word hashed with a running constant, INIT_B and
+    MULT_B, pairs of uint32 words read little-endian); other requests go to
+    the SeedSequence itself."""
+
+    def __init__(self, seq: np.random.SeedSequence):
+        self.seq = seq
+
+    def generate_state(self, n_words, dtype=np.uint32):
+        if n_words != 4 or np.dtype(dtype) != np.uint64:
+            return self.seq.generate_state(n_words, dtype)
+        pool = self.seq.pool.tolist()
+        h = 0x8B51F9DD
+        out = []
+        for i in range(8):
+            v = pool[i % len(pool)] ^ h
+            h = (h * 0x58F38DED) & 0xFFFFFFFF
+            v = (v * h) & 0xFFFFFFFF
+            out.append(v ^ (v >> 16))
+        return np.array([out[2 * i] | (out[2 * i + 1] << 32) for i in range(4)], dtype=np.uint64)
 
 
 def choose(rng: np.random.Generator, values, size) -> np.ndarray:

@@ -110,6 +110,9 @@ class ElemType:
                 return u.view(np.float32).astype(np.float64)
             with np.errstate(invalid="ignore"):  # NaN payloads widen to NaN: not an error
                 return u.view(_NP[self.name]).astype(np.float64)
+        if b.dtype.kind in "ui" and self.bits < 8 and self.kind != "float":  # nibbles: from the low byte
+            u = b.astype(np.uint8) & np.uint8(self.mask)
+            return u.astype(np.int64) if self.kind == "uint" else sign_extend(u, self.bits)
         b = b.astype(np.uint64) & np.uint64(self.mask)
         if self.kind == "uint":
             return b.astype(np.int64)
@@ -124,6 +127,8 @@ class ElemType:
         if self.kind in ("int", "uint"):
             if v.dtype.kind in "ui" and self.bits in _NARROW:  # a narrowing cast wraps
                 return v.astype(_UINT[self.bits]).astype(np.uint64)
+            if v.dtype.kind in "ui" and self.bits < 8:  # the low byte, masked
+                return (v.astype(np.uint8) & np.uint8(self.mask)).astype(np.uint64)
             return v.astype(np.int64).astype(np.uint64) & np.uint64(self.mask)
         return float_bits(v, self.name)
 
@@ -150,6 +155,9 @@ def sign_extend(bits: np.ndarray, width: int) -> np.ndarray:
     b = np.asarray(bits)
     if b.dtype.kind in "ui" and width in _NARROW:  # the narrowing cast keeps the low bits
         return b.astype(_UINT[width], copy=False).view(_SINT[width]).astype(np.int64)
+    if b.dtype.kind in "ui" and 0 < width < 8:  # sign bit moved to bit 7, shifted back arithmetically
+        s = np.int8(8 - width)
+        return ((b.astype(np.uint8) << np.uint8(s)).view(np.int8) >> s).astype(np.int64)
     b = b.astype(np.int64) & ((1 << width) - 1)
     return np.where(b >= (1 << (width - 1)), b - (1 << width), b)
 

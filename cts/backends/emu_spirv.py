@@ -103,6 +103,8 @@ def parse_mma_instruction(binary: bytes) -> dict:
 def _sext(v: np.ndarray, bits: int) -> np.ndarray:
     if v.dtype.kind in "ui" and bits in (8, 16, 32):  # the low bits, read as two's complement
         return v.astype(f"u{bits // 8}").view(f"i{bits // 8}").astype(np.int64)
+    if v.dtype.kind in "ui" and bits < 8:  # sign bit moved to bit 7, shifted back arithmetically
+        return ((v.astype(np.uint8) << np.uint8(8 - bits)).view(np.int8) >> np.int8(8 - bits)).astype(np.int64)
     v = v.astype(np.int64) & ((1 << bits) - 1)
     return np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
 
@@ -167,8 +169,14 @@ class SpirvEmulation:
     def _spv_unpack(words: np.ndarray, word_bits: int, ebits: int) -> np.ndarray:
         """(..., n) words -> (..., n * word_bits/ebits) elements, low bits first."""
         per = word_bits // ebits
-        if ebits in (8, 16) and word_bits in (16, 32, 64):  # the word's little-endian bytes / halfwords
-            w = np.ascontiguousarray(words, dtype=f"<u{word_bits // 8}").view(f"<u{ebits // 8}")
+        if ebits in (4, 8, 16) and word_bits in (8, 16, 32, 64) and ebits < word_bits:
+            # the word's little-endian bytes / halfwords (nibbles: low one of each byte first)
+            w = np.ascontiguousarray(words, dtype=f"<u{word_bits // 8}").view(f"<u{max(ebits, 8) // 8}")
+            if ebits == 4:
+                nib = np.empty((*w.shape, 2), dtype=np.uint8)
+                np.bitwise_and(w, np.uint8(0xF), out=nib[..., 0])
+                np.right_shift(w, np.uint8(4), out=nib[..., 1])
+                w = nib
             return w.reshape(*words.shape[:-1], words.shape[-1] * per).astype(np.uint64)
         w = words.astype(np.uint64)
         out = np.empty((*w.shape, per), dtype=np.uint64)

@@ -140,9 +140,14 @@ class IntelEmulation:
         """(..., n) words of word_bits -> (..., n*per) element bits, lower
         elements from lower bits (or reversed when ``reverse``)."""
         per = word_bits // ebits
-        if ebits in (8, 16) and word_bits in (16, 32, 64):
-            # the little-endian bytes (halfwords) of each word, lowest first
-            w = np.ascontiguousarray(words, dtype=f"<u{word_bits // 8}").view(f"<u{ebits // 8}")
+        if ebits in (4, 8, 16) and word_bits in (8, 16, 32, 64) and ebits < word_bits:
+            # the little-endian bytes (halfwords) of each word, lowest first; a byte's low nibble first
+            w = np.ascontiguousarray(words, dtype=f"<u{word_bits // 8}").view(f"<u{max(ebits, 8) // 8}")
+            if ebits == 4:
+                nib = np.empty((*w.shape, 2), dtype=np.uint8)
+                np.bitwise_and(w, np.uint8(0xF), out=nib[..., 0])
+                np.right_shift(w, np.uint8(4), out=nib[..., 1])
+                w = nib
             parts = w.reshape(*words.shape, per)
             if reverse:
                 parts = parts[..., ::-1]
