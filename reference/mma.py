@@ -14,13 +14,11 @@ the error bound is proportional to.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .dtypes import sign_extend
 
-__all__ = ["FloatRef", "mma_int", "mma_float", "products_sum", "matmul_int", "wrap", "saturate"]
+__all__ = ["FloatRef", "mma_int", "mma_float", "matmul_int", "wrap", "saturate"]
 
 
 def wrap(values: np.ndarray, bits: int, signed: bool = True) -> np.ndarray:
@@ -66,12 +64,32 @@ def matmul_int(A: np.ndarray, B: np.ndarray) -> np.ndarray:
     return np.matmul(A, B)
 
 
-@dataclass(frozen=True)
 class FloatRef:
-    """Exact value (float64) and the scale sum |a_k b_k| + |c| per element."""
+    """Exact value (float64) and the scale sum |a_k b_k| + |c| per element.
 
-    value: np.ndarray
-    abs_sum: np.ndarray
+    ``FloatRef(value, abs_sum)``; :func:`mma_float` leaves ``abs_sum`` to be
+    formed from its product tensor when first read (the exact and rounding
+    rules never read it), then drops the tensor."""
+
+    __slots__ = ("value", "_abs_sum", "_pending")
+
+    def __init__(self, value: np.ndarray, abs_sum: np.ndarray | None = None, _pending=None):
+        self.value = value
+        self._abs_sum = abs_sum
+        self._pending = _pending  # (products (S, M, K, N), |C|) until abs_sum is read
+
+    @property
+    def abs_sum(self) -> np.ndarray:
+        if self._abs_sum is None and self._pending is not None:
+            prods, abs_c = self._pending
+            with np.errstate(invalid="ignore", over="ignore"):
+                np.abs(prods, out=prods)
+                self._abs_sum = prods.sum(axis=2) + abs_c
+            self._pending = None
+        return self._abs_sum
+
+    def __repr__(self) -> str:
+        return f"FloatRef(value={self.value!r}, abs_sum={self.abs_sum!r})"
 
 
 def mma_float(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> FloatRef:
@@ -84,18 +102,7 @@ def mma_float(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> FloatRef:
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     C = np.asarray(C, dtype=np.float64)
-    value, abs_sum = products_sum(A, B)
-    with np.errstate(invalid="ignore", over="ignore"):
-        return FloatRef(value=value + C, abs_sum=abs_sum + np.abs(C))
-
-
-def products_sum(A: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sum_k a_k b_k, sum_k |a_k b_k|) of float64 A (S,M,K) and B (S,K,N):
-    the (S, M, K, N) product tensor, each product formed explicitly (IEEE
-    specials as float64 gives them), reduced over k; its absolute values
-    are taken in place (one tensor, two reductions)."""
     with np.errstate(invalid="ignore", over="ignore"):
         prods = A[:, :, :, None] * B[:, None, :, :]  # (S, M, K, N)
-        value = prods.sum(axis=2)
-        np.abs(prods, out=prods)
-        return value, prods.sum(axis=2)
+        value = prods.sum(axis=2) + C
+    return FloatRef(value, _pending=(prods, np.abs(C)))

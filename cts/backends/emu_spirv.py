@@ -177,7 +177,7 @@ class SpirvEmulation:
                 np.bitwise_and(w, np.uint8(0xF), out=nib[..., 0])
                 np.right_shift(w, np.uint8(4), out=nib[..., 1])
                 w = nib
-            return w.reshape(*words.shape[:-1], words.shape[-1] * per).astype(np.uint64)
+            return w.reshape(*words.shape[:-1], words.shape[-1] * per)
         w = words.astype(np.uint64)
         out = np.empty((*w.shape, per), dtype=np.uint64)
         for t in range(per):  # one full-size shift per element slot

@@ -151,7 +151,7 @@ class IntelEmulation:
             parts = w.reshape(*words.shape, per)
             if reverse:
                 parts = parts[..., ::-1]
-            return parts.reshape(*words.shape[:-1], words.shape[-1] * per).astype(np.uint64)
+            return parts.reshape(*words.shape[:-1], words.shape[-1] * per)
         w = words.astype(np.uint64) & np.uint64((1 << word_bits) - 1)
         out = np.empty((*w.shape, per), dtype=np.uint64)
         for i in range(per):
