@@ -42,9 +42,14 @@ def _pack(elems: np.ndarray, per: int, elem_bits: int) -> np.ndarray:
     """(..., n*per) element bits -> (..., n) packed values: value j holds
     elements j*per .. j*per+per-1, element j*per+t in bits t*elem_bits and up
     (the lower element in the lower bits)."""
-    if elem_bits in (8, 16) and per * elem_bits in (16, 32, 64) and (elems.size == 0 or elems.max() >> elem_bits == 0):
-        # byte / halfword elements: each packed value is the little-endian word they form
-        small = np.ascontiguousarray(elems, dtype=f"<u{elem_bits // 8}")
+    fits = elems.size == 0 or elems.max() >> elem_bits == 0
+    if elem_bits in (4, 8, 16) and per * elem_bits in (8, 16, 32, 64) and per > 1 and fits:
+        # the packed value is the little-endian word of its elements' bytes / halfwords
+        if elem_bits == 4:  # two nibbles a byte, the lower element in the low nibble
+            small = elems[..., 0::2].astype(np.uint8) | (elems[..., 1::2].astype(np.uint8) << np.uint8(4))
+            small = np.ascontiguousarray(small)
+        else:
+            small = np.ascontiguousarray(elems, dtype=f"<u{elem_bits // 8}")
         return small.view(f"<u{per * elem_bits // 8}").astype(np.uint64)
     packed = np.ascontiguousarray(elems[..., 0::per])
     for t in range(1, per):
@@ -85,11 +90,11 @@ def a_register_image(A: np.ndarray, N: int, elem_bits: int) -> np.ndarray:
         f = N // K
         comps = a_components(M, K, N)
         out = np.zeros((S, N, comps), dtype=np.uint64)
-        for i in range(N):
-            for c in range(comps):
-                row = f * c + i // K
-                if row < M:
-                    out[:, i, c] = A[:, row, i % K]
+        inv = np.arange(N)[:, None]
+        row = f * np.arange(comps)[None, :] + inv // K  # (N, comps): the row invocation i passes in c
+        col = np.broadcast_to(inv % K, row.shape)
+        keep = row < M
+        out[:, keep] = A[:, row[keep], col[keep]]
         return out
     raise ValueError(f"A mapping needs K % N == 0 or N % K == 0 (K={K}, N={N})")
 

@@ -50,17 +50,19 @@ def mma_int(
 
 
 def matmul_int(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """Exact int64 A (S,M,K) @ B (S,K,N).  When K * max|a| * max|b| < 2^53
-    every product and every partial sum is an integer that float64 holds
-    exactly, so the (BLAS) float64 product is the exact one, whatever its
-    summation order; otherwise numpy's int64 matmul."""
+    """Exact int64 A (S,M,K) @ B (S,K,N).  When K * max|a| * max|b| is below
+    2^24 (2^53) every product and every partial sum is an integer that
+    float32 (float64) holds exactly, so the BLAS float product is the exact
+    one, whatever its summation order; otherwise numpy's int64 matmul."""
     A = np.asarray(A, dtype=np.int64)
     B = np.asarray(B, dtype=np.int64)
     if A.size and B.size:
         amax = max(-int(A.min()), int(A.max()))
         bmax = max(-int(B.min()), int(B.max()))
-        if A.shape[-1] * amax * bmax < 1 << 53:
-            return np.matmul(A.astype(np.float64), B.astype(np.float64)).astype(np.int64)
+        bound = A.shape[-1] * amax * bmax
+        for limit, ftype in ((1 << 24, np.float32), (1 << 53, np.float64)):
+            if bound < limit:
+                return np.matmul(A.astype(ftype), B.astype(ftype)).astype(np.int64)
     return np.matmul(A, B)
 
 

@@ -156,7 +156,7 @@ class CoopEmulation:
         if e.is_int:
             from cts.backends.emulator import int_matmul
 
-            d = int_matmul(A, B) + C.astype(np.int64)
+            d = int_matmul(A, B, (1 << _width(e.A), 1 << _width(e.B))) + C.astype(np.int64)
             sat = e.sat != ("coop_saturation_missing" in f) if e.sat else "coop_wrap_saturates" in f
             return self._val(self._raw(d, e.R, saturate=sat), e.R)
         model = getattr(self, "model", None)  # --emulator-model (cts/backends/emu_numerics.py)

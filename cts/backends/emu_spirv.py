@@ -267,7 +267,7 @@ class SpirvEmulation:
         if ea[0] == "int" and eb[0] == "int":
             from cts.backends.emulator import int_matmul
 
-            D = int_matmul(A, B) + (
+            D = int_matmul(A, B, (1 << ea[1], 1 << eb[1])) + (
                 C.astype(np.int64) if C.dtype.kind == "i" else C
             )
         elif getattr(self, "model", None) is not None:  # --emulator-model: the same modelled device

@@ -59,18 +59,21 @@ def _sext(v: np.ndarray, bits: int) -> np.ndarray:
     return np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
 
 
-def int_matmul(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+def int_matmul(A: np.ndarray, B: np.ndarray, limits: tuple[int, int] | None = None) -> np.ndarray:
     """Exact int64 A (S,M,K) @ B (S,K,N).  Where every product and partial sum
-    stays below 2^53 in magnitude (the 4- to 16-bit operands of every family)
-    the float64 product is exact in any summation order, and far faster than
-    numpy's integer matmul loops."""
+    stays below 2^24 (2^53) in magnitude, the float32 (float64) BLAS product
+    is exact in any summation order and far faster than numpy's integer
+    matmul loops.  ``limits``: bounds of |a| and |b| the caller knows (the
+    element widths), else they are measured."""
     A = np.asarray(A).astype(np.int64, copy=False)
     B = np.asarray(B).astype(np.int64, copy=False)
     if A.size and B.size:
-        amax = max(-int(A.min()), int(A.max()))
-        bmax = max(-int(B.min()), int(B.max()))
-        if A.shape[-1] * amax * bmax < 1 << 53:
-            return np.matmul(A.astype(np.float64), B.astype(np.float64)).astype(np.int64)
+        if limits is None:
+            limits = (max(-int(A.min()), int(A.max())), max(-int(B.min()), int(B.max())))
+        bound = A.shape[-1] * limits[0] * limits[1]
+        for limit, ftype in ((1 << 24, np.float32), (1 << 53, np.float64)):
+            if bound < limit:
+                return np.matmul(A.astype(ftype), B.astype(ftype)).astype(np.int64)
     return np.matmul(A, B)
 
 
@@ -230,7 +233,7 @@ class IntelEmulation:
 
     def _mad(self, A: np.ndarray, B: np.ndarray, C: np.ndarray, is_int: bool) -> np.ndarray:
         if is_int:
-            return int_matmul(A, B) + C.astype(np.int64)
+            return int_matmul(A, B, (1 << 8, 1 << 8)) + C.astype(np.int64)  # elements of <= 8 bits
         return float_mad(A, B, C)
 
     # --- families ---------------------------------------------------------
