@@ -108,11 +108,28 @@ def convert_accept(x: np.ndarray, src: ElemType, dst: ElemType) -> tuple[np.ndar
     near = dst.round(xv)
     with np.errstate(invalid="ignore"):
         exact = (near == xv) | np.isnan(xv)
-    up = dst.decode(_step(dst, near, +1))
-    down = dst.decode(_step(dst, near, -1))
+    up_bits, down_bits = _steps(dst, near)
+    up, down = dst.decode(up_bits), dst.decode(down_bits)
     lo = np.where(exact, near, np.where(near > xv, down, near))
     hi = np.where(exact, near, np.where(near > xv, near, up))
     return lo, hi
+
+
+def _steps(t: ElemType, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bits of the neighbours of float values ``v`` toward +inf and toward
+    -inf: :func:`_step` both ways, sharing the decomposition of the bits."""
+    bits = t.encode(v).astype(np.int64)
+    top = t.bits - 1
+    sign = (bits >> top) & 1
+    mag = bits & ((1 << top) - 1)
+    pos = sign == 0
+    signed = sign << top
+    zero = mag == 0
+    inc, dec = signed | (mag + 1), signed | (mag - 1)
+    # from +-0 a step goes to the smallest subnormal of the step's sign
+    up = np.where(zero, 1, np.where(pos, inc, dec))
+    down = np.where(zero, (1 << top) | 1, np.where(pos, dec, inc))
+    return up.astype(np.uint64), down.astype(np.uint64)
 
 
 def _step(t: ElemType, v: np.ndarray, direction: int) -> np.ndarray:

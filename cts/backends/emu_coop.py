@@ -68,6 +68,13 @@ def _element_offsets(rows: int, cols: int, layout: str, stride: int, shift: int)
     return off
 
 
+@functools.lru_cache(maxsize=1024)
+def _is_tight(rows: int, cols: int, layout: str, stride: int, shift: int) -> bool:
+    """Element (r, c) at offset r * cols + c: the matrix is one row-major block."""
+    off = _element_offsets(rows, cols, layout, stride, shift)
+    return bool(np.array_equal(off, np.arange(rows * cols).reshape(rows, cols)))
+
+
 class CoopEmulation:
     """``run_coop_matrix``: the cooperative-matrix device of the emulator."""
 
@@ -108,6 +115,9 @@ class CoopEmulation:
             stride = tight
         shift = 1 if workgroup and "coop_workgroup_offset" in f else 0
         off = _element_offsets(rows, cols, layout, stride, shift)
+        n = rows * cols
+        if _is_tight(rows, cols, layout, stride, shift) and n <= mem.shape[1]:  # one block of memory
+            return self._val(mem[:, :n].reshape(mem.shape[0], rows, cols), t)
         if off.size and off.max() < mem.shape[1]:
             return self._val(mem[:, off], t)
         out = np.zeros((mem.shape[0], rows, cols), dtype=mem.dtype)  # read past the end: zeros (robust access)
@@ -133,7 +143,10 @@ class CoopEmulation:
                 mem[:, start : start + n] = seg[:, :n]
             return mem
         off = _element_offsets(rows, cols, layout, stride, shift)
-        if off.size and off.max() < mem.shape[1]:
+        n = rows * cols
+        if _is_tight(rows, cols, layout, stride, shift) and n <= mem.shape[1]:  # one block of memory
+            mem[:, :n] = raw.reshape(S, n)
+        elif off.size and off.max() < mem.shape[1]:
             mem[:, off] = raw
         else:
             inside = off < mem.shape[1]  # writes past the end are dropped

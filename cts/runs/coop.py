@@ -128,9 +128,10 @@ def _exact_verdict(exp_bits, act_bits, t: ElemType, rule="E") -> Verdict:
     e = np.asarray(exp_bits).astype(np.uint64) & np.uint64(t.mask)
     a = np.asarray(act_bits).astype(np.uint64) & np.uint64(t.mask)
     ok = e == a
-    if t.is_float:
-        ev, av = t.decode(e), t.decode(a)
-        ok |= (ev == av) | (np.isnan(ev) & np.isnan(av))
+    if t.is_float and not ok.all():  # other bits, same value: +0 == -0, NaN == NaN
+        differ = ~ok
+        ev, av = t.decode(e[differ]), t.decode(a[differ])
+        ok[differ] = (ev == av) | (np.isnan(ev) & np.isnan(av))
     return compare(e, a, t, ok, rule if t.is_float else "I", _nowhere)
 
 
