@@ -120,7 +120,8 @@ class CoopEmulation:
             return self._val(mem[:, :n].reshape(mem.shape[0], rows, cols), t)
         if off.size and off.max() < mem.shape[1]:
             return self._val(mem[:, off], t)
-        out = np.zeros((mem.shape[0], rows, cols), dtype=mem.dtype)  # read past the end: zeros (robust access)
+        # read past the end: zeros (robust access)
+        out = np.zeros((mem.shape[0], rows, cols), dtype=mem.dtype)
         inside = off < mem.shape[1]
         out[:, inside] = mem[:, off[inside]]
         return self._val(out, t)

@@ -2,8 +2,9 @@
 
 The emulated device forms subgroups of ``case.sg`` consecutive work-items
 of each work-group (the last one partial), pads the partial one with junk
-lanes up to the maximum size and rotates with ``numpy.roll`` inside each
-rotation group (the whole subgroup, or each cluster).  That is the picture
+lanes up to the maximum size and rotates inside each rotation group (the
+whole subgroup, or each cluster) as ``numpy.roll`` by -delta would, all
+work-groups in one gather.  That is the picture
 of spec-digest 6.4's overview ("rotating by N moves values down N lanes"),
 written without the index formulas of ``reference.rotate``.
 

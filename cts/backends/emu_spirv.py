@@ -104,7 +104,8 @@ def _sext(v: np.ndarray, bits: int) -> np.ndarray:
     if v.dtype.kind in "ui" and bits in (8, 16, 32):  # the low bits, read as two's complement
         return v.astype(f"u{bits // 8}").view(f"i{bits // 8}").astype(np.int64)
     if v.dtype.kind in "ui" and bits < 8:  # sign bit moved to bit 7, shifted back arithmetically
-        return ((v.astype(np.uint8) << np.uint8(8 - bits)).view(np.int8) >> np.int8(8 - bits)).astype(np.int64)
+        up = (v.astype(np.uint8) << np.uint8(8 - bits)).view(np.int8)
+        return (up >> np.int8(8 - bits)).astype(np.int64)
     v = v.astype(np.int64) & ((1 << bits) - 1)
     return np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
 

@@ -54,7 +54,8 @@ def _sext(v: np.ndarray, bits: int) -> np.ndarray:
         u, i = _NARROW_INTS[bits]
         return v.astype(u).view(i).astype(np.int64)
     if v.dtype.kind in "ui" and bits < 8:  # move the sign bit to bit 7, shift back arithmetically
-        return ((v.astype(np.uint8) << np.uint8(8 - bits)).view(np.int8) >> np.int8(8 - bits)).astype(np.int64)
+        up = (v.astype(np.uint8) << np.uint8(8 - bits)).view(np.int8)
+        return (up >> np.int8(8 - bits)).astype(np.int64)
     v = v.astype(np.int64) & ((1 << bits) - 1)
     return np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
 

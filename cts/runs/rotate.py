@@ -132,7 +132,9 @@ def _subgroups_well_formed(sg_id, sg_lid, sg_size) -> bool:
     pos = np.arange(grp.size) - run  # position inside the subgroup's run
     last = np.append(first[1:], grp.size) - 1
     return bool(
-        np.array_equal(lid, pos) and np.array_equal(size, size[run]) and np.array_equal(pos[last], size[last] - 1)
+        np.array_equal(lid, pos)
+        and np.array_equal(size, size[run])
+        and np.array_equal(pos[last], size[last] - 1)
     )
 
 
@@ -141,7 +143,8 @@ def _check_map(case, sg_id, sg_lid, sg_size, sg_max) -> list[str]:
     local ids 0 .. size-1 each exactly once, maximum = the required size."""
     problems = []
     G, L = sg_id.shape
-    well_formed = _consecutive_subgroups(sg_id, sg_lid, sg_size) or _subgroups_well_formed(sg_id, sg_lid, sg_size)
+    well_formed = _consecutive_subgroups(sg_id, sg_lid, sg_size)
+    well_formed = well_formed or _subgroups_well_formed(sg_id, sg_lid, sg_size)
     bad_max = np.argwhere(sg_max != case.sg)
     if bad_max.size:
         g, i = bad_max[0]
