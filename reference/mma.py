@@ -70,23 +70,19 @@ class FloatRef:
     """Exact value (float64) and the scale sum |a_k b_k| + |c| per element.
 
     ``FloatRef(value, abs_sum)``; :func:`mma_float` leaves ``abs_sum`` to be
-    formed from its product tensor when first read (the exact and rounding
-    rules never read it), then drops the tensor."""
+    formed when first read (the exact and rounding rules never read it)."""
 
     __slots__ = ("value", "_abs_sum", "_pending")
 
     def __init__(self, value: np.ndarray, abs_sum: np.ndarray | None = None, _pending=None):
         self.value = value
         self._abs_sum = abs_sum
-        self._pending = _pending  # (products (S, M, K, N), |C|) until abs_sum is read
+        self._pending = _pending  # () -> abs_sum, until abs_sum is read
 
     @property
     def abs_sum(self) -> np.ndarray:
         if self._abs_sum is None and self._pending is not None:
-            prods, abs_c = self._pending
-            with np.errstate(invalid="ignore", over="ignore"):
-                np.abs(prods, out=prods)
-                self._abs_sum = prods.sum(axis=2) + abs_c
+            self._abs_sum = self._pending()
             self._pending = None
         return self._abs_sum
 
@@ -94,17 +90,60 @@ class FloatRef:
         return f"FloatRef(value={self.value!r}, abs_sum={self.abs_sum!r})"
 
 
+# Operands on this grid (finite multiples of 2^-12, see _exact_in_any_order) have exact sums.
+_GRID = 4096.0
+
+
+def _exact_in_any_order(A: np.ndarray, B: np.ndarray) -> bool:
+    """True when every product a*b and every sum of up to K of them is exact in
+    float64: A and B finite multiples of 2^-12 and K * max|a| * max|b| < 2^29
+    (so every partial sum is a multiple of 2^-24 below 2^29: 53 bits).  Then
+    the sum does not depend on the order it is formed in."""
+    K = A.shape[2]
+    if A.size == 0 or B.size == 0:
+        return False
+    amax, bmax = float(np.max(np.abs(A))), float(np.max(np.abs(B)))
+    if not (np.isfinite(amax) and np.isfinite(bmax)) or K * amax * bmax >= 2.0**29:
+        return False
+    for X in (A, B):
+        scaled = X * _GRID  # exact: a power of two, far from overflow
+        if not np.array_equal(scaled, np.trunc(scaled)):
+            return False
+    return True
+
+
+def _plus_zero(S: np.ndarray) -> np.ndarray:
+    """``S`` with its zeros made +0: numpy's k reduction starts from +0, so a
+    zero sum is +0 whatever the signs of its (zero) terms."""
+    S[S == 0] = 0.0
+    return S
+
+
 def mma_float(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> FloatRef:
     """A (S,M,K), B (S,K,N), C (S,M,N) as float64 values (exact inputs).
 
     IEEE special values follow float64 arithmetic: inf*0 and inf-inf give NaN,
     NaN propagates.  np.matmul would hide inf*0 in BLAS, so the products are
-    formed explicitly.
+    formed explicitly and summed over k.  Where every partial sum is exact
+    (:func:`_exact_in_any_order`: finite data on a grid, the exact, one-hot
+    and rounding tiers) the sum is order-free, and the BLAS product gives the
+    same values (zero sums +0, as the reduction gives them).
     """
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     C = np.asarray(C, dtype=np.float64)
+    abs_c = np.abs(C)
+    if A.ndim == 3 and B.ndim == 3 and _exact_in_any_order(A, B):
+        with np.errstate(invalid="ignore", over="ignore"):
+            value = _plus_zero(np.matmul(A, B)) + C
+        return FloatRef(value, _pending=lambda: _plus_zero(np.matmul(np.abs(A), np.abs(B))) + abs_c)
     with np.errstate(invalid="ignore", over="ignore"):
         prods = A[:, :, :, None] * B[:, None, :, :]  # (S, M, K, N)
         value = prods.sum(axis=2) + C
-    return FloatRef(value, _pending=(prods, np.abs(C)))
+
+    def abs_sum() -> np.ndarray:
+        with np.errstate(invalid="ignore", over="ignore"):
+            np.abs(prods, out=prods)
+            return prods.sum(axis=2) + abs_c
+
+    return FloatRef(value, _pending=abs_sum)

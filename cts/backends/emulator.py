@@ -79,18 +79,27 @@ def int_matmul(A: np.ndarray, B: np.ndarray, limits: tuple[int, int] | None = No
 
 
 def float_mad(A: np.ndarray, B: np.ndarray, C) -> np.ndarray:
-    """sum_k A[:, m, k] * B[:, k, n] + C in float64, this device's way: the
-    products of one k at a time added in k order 0, 1, ..., K-1, then C."""
+    """sum_k A[:, m, k] * B[:, k, n] + C in float64, this device's way: from
+    +0, the products of one k at a time added in k order 0, 1, ..., K-1, then
+    C.  Finite operands that are multiples of 2^-12 with K*max|a|*max|b| <
+    2^29 have exact partial sums, whatever the order: those go through one
+    BLAS product (its zero sums made +0, as the k loop would leave them)."""
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
+    if A.ndim == 3 and B.ndim == 3 and A.size and B.size:
+        amax, bmax = float(np.max(np.abs(A))), float(np.max(np.abs(B)))
+        if np.isfinite(amax) and np.isfinite(bmax) and A.shape[2] * amax * bmax < 2.0**29:
+            a12, b12 = A * 4096.0, B * 4096.0
+            if np.array_equal(a12, np.trunc(a12)) and np.array_equal(b12, np.trunc(b12)):
+                acc = np.matmul(A, B)
+                acc[acc == 0] = 0.0
+                with np.errstate(invalid="ignore", over="ignore"):
+                    return acc + C
     shape = np.broadcast_shapes(A.shape[:2] + (1,), B.shape[:1] + (1,) + B.shape[2:])
     acc = np.zeros(shape)
-    if A.shape[2] == 0:
-        return acc + C
     t = np.empty(shape)
     with np.errstate(invalid="ignore", over="ignore"):
-        np.multiply(A[:, :, 0, None], B[:, None, 0, :], out=acc)  # the sum starts at the first product
-        for k in range(1, A.shape[2]):
+        for k in range(A.shape[2]):
             np.multiply(A[:, :, k, None], B[:, None, k, :], out=t)
             acc += t
         return acc + C
