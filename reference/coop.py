@@ -21,6 +21,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .dtypes import ElemType, etype
@@ -43,10 +45,13 @@ def image_len(rows: int, cols: int, layout: str, stride: int) -> int:
     return (major - 1) * stride + minor
 
 
+@functools.lru_cache(maxsize=1024)
 def _offsets(rows: int, cols: int, layout: str, stride: int) -> np.ndarray:
     r = np.arange(rows)[:, None]
     c = np.arange(cols)[None, :]
-    return r * stride + c if layout == "row" else c * stride + r
+    off = r * stride + c if layout == "row" else c * stride + r
+    off.setflags(write=False)  # shared between calls
+    return off
 
 
 def to_image(matrix: np.ndarray, layout: str, stride: int, fill: np.ndarray) -> np.ndarray:

@@ -126,7 +126,7 @@ class CoopEmulation:
         out[:, inside] = mem[:, off[inside]]
         return self._val(out, t)
 
-    def _store(self, mem, values, layout, stride, t, workgroup=False):
+    def _store(self, mem, values, layout, stride, t, workgroup=False, copy=True):
         f = self.faults
         S, rows, cols = values.shape
         raw = self._raw(values, t)
@@ -134,7 +134,7 @@ class CoopEmulation:
         if stride > tight and "coop_stride_ignored" in f:
             stride = tight
         shift = 1 if workgroup and "coop_workgroup_offset" in f else 0
-        mem = np.array(mem, copy=True)
+        mem = np.array(mem, copy=True) if copy else mem  # copy=False: the caller's own buffer
         majors = rows if layout == "row" else cols
         if stride < tight and majors > 1:  # rows overlap in memory: later ones win, in order
             for major in range(majors):
@@ -249,8 +249,8 @@ class CoopEmulation:
             def rowmajor(name):
                 return self._load(bufs[name], R, Cn, "row", Cn, t)
 
-            def put(name, v, tt=t):
-                out[name] = self._store(out[name], v, "row", Cn, tt)
+            def put(name, v, tt=t):  # out[name] is this call's own copy: written in place
+                out[name] = self._store(out[name], v, "row", Cn, tt, copy=False)
 
         if op == "length":
             idx = self.coop_mapping(R, Cn, case.sg)  # (sg, len)

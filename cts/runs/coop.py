@@ -23,6 +23,7 @@ import contextvars
 import weakref
 from dataclasses import replace
 
+import ml_dtypes
 import numpy as np
 
 from cts.check import Verdict, compare
@@ -91,8 +92,20 @@ def _kind(t: ElemType) -> str:
     return "float" if t.is_float else t.kind
 
 
+_FLOAT_NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
+
+
 def _bits(v: np.ndarray, t: ElemType) -> np.ndarray:
-    return t.encode(v).astype(storage_dtype(t.name))
+    """t.encode(v) in the storage dtype (floats cast straight to the storage
+    width, integers wrapped by the narrowing cast: the same bits)."""
+    v = np.asarray(v)
+    store = storage_dtype(t.name)
+    if t.name in _FLOAT_NP:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(v, dtype=np.float64).astype(_FLOAT_NP[t.name]).view(store)
+    if not t.is_float and v.dtype.kind in "ui" and t.bits == np.dtype(store).itemsize * 8:
+        return v.astype(store)
+    return t.encode(v).astype(store)
 
 
 def _random_finite_bits(rng, t: ElemType, shape) -> np.ndarray:
@@ -125,8 +138,11 @@ def _random(rng, t: ElemType, shape) -> np.ndarray:
 
 
 def _exact_verdict(exp_bits, act_bits, t: ElemType, rule="E") -> Verdict:
-    e = np.asarray(exp_bits).astype(np.uint64) & np.uint64(t.mask)
-    a = np.asarray(act_bits).astype(np.uint64) & np.uint64(t.mask)
+    e, a = np.asarray(exp_bits), np.asarray(act_bits)
+    if not (e.dtype == a.dtype and e.dtype.kind == "u" and e.dtype.itemsize * 8 == t.bits):
+        # bits of the type's own width need no mask; others are masked in uint64
+        e = e.astype(np.uint64) & np.uint64(t.mask)
+        a = a.astype(np.uint64) & np.uint64(t.mask)
     ok = e == a
     if t.is_float and not ok.all():  # other bits, same value: +0 == -0, NaN == NaN
         differ = ~ok
@@ -179,8 +195,8 @@ def _length(case: CoopCase, backend, rng, S) -> RunResult:
         valid = (mapping >= 0) & (mapping < n)
         if not valid.all():
             notes.append(f"{int((~valid).sum())} extracted elements are not matrix elements")
-        for s in range(S):
-            np.add.at(counts[s], mapping[s][valid[s]], 1)
+        held_at = (np.arange(S)[:, None, None] * n + mapping)[valid]  # (subgroup, element) per slot
+        counts = np.bincount(held_at, minlength=S * n).reshape(S, n)
         m0 = mapping[0]
         notes.append(
             f"length {length} x {case.sg} invocations = {length * case.sg} slots for {n} elements; "
@@ -190,7 +206,7 @@ def _length(case: CoopCase, backend, rng, S) -> RunResult:
                 for i in range(min(case.sg, 4))
             )
         )
-        if not all((mapping[s] == m0).all() for s in range(S)):
+        if not (mapping == m0).all():
             notes.append("the mapping differs between subgroups")
     held = np.minimum(counts, 1).reshape(S, m.rows, m.cols)
     u32 = etype("u32")
