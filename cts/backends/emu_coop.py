@@ -312,15 +312,25 @@ class CoopEmulation:
             M, N, K = e.M, e.N, e.K
             tm, tn, tk = GEMM_TILES
             sa, sb, sc = tk * K, tn * N, tn * N
-            for i in range(tm):
+            tiles = [(i, j) for i in range(tm) for j in range(tn)]
+            a_tile, b_tile = {}, {}  # each A and B tile loaded once
+            for k in range(tk):
+                for i in range(tm):
+                    a_tile[i, k] = self._load(bufs["a"][:, i * M * sa + k * K :], M, K, "row", sa, e.A)
                 for j in range(tn):
-                    D = self._load(bufs["c"][:, i * M * sc + j * N :], M, N, "row", sc, e.C)
-                    for k in range(tk):
-                        A = self._load(bufs["a"][:, i * M * sa + k * K :], M, K, "row", sa, e.A)
-                        B = self._load(bufs["b"][:, k * K * sb + j * N :], K, N, "row", sb, e.B)
-                        D = self._muladd(A, B, D, e)
-                    sub = self._store(out["d"][:, i * M * sc + j * N :], D, "row", sc, e.R)
-                    out["d"][:, i * M * sc + j * N :] = sub
+                    b_tile[k, j] = self._load(bufs["b"][:, k * K * sb + j * N :], K, N, "row", sb, e.B)
+            # every result tile's k steps in one MulAdd per step: the tiles stacked as problems
+            D = np.concatenate(
+                [self._load(bufs["c"][:, i * M * sc + j * N :], M, N, "row", sc, e.C) for i, j in tiles]
+            )
+            for k in range(tk):
+                A = np.concatenate([a_tile[i, k] for i, _ in tiles])
+                B = np.concatenate([b_tile[k, j] for _, j in tiles])
+                D = self._muladd(A, B, D, e)
+            P = bufs["c"].shape[0]
+            for n, (i, j) in enumerate(tiles):  # stored tile by tile, in order
+                sub = self._store(out["d"][:, i * M * sc + j * N :], D[n * P : (n + 1) * P], "row", sc, e.R)
+                out["d"][:, i * M * sc + j * N :] = sub
         else:
             raise ValueError(f"unknown cooperative-matrix op {op!r}")
         return out
