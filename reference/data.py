@@ -43,7 +43,14 @@ def case_rng(seed: int, case_id: str) -> np.random.Generator:
     a uint32 array (no per-int coercion) and the PCG64 seed words come from
     the SeedSequence's pool by its own recipe (:class:`_PoolWords`)."""
     words = np.array([seed & 0xFFFFFFFF, zlib.crc32(case_id.encode())], dtype=np.uint32)
-    return np.random.Generator(np.random.PCG64(_PoolWords(np.random.SeedSequence(words))))
+    seq = np.random.SeedSequence(words)
+    if not _POOL_WORDS_OK:  # once: the recipe must be numpy's own, else numpy's is used
+        mine, numpys = _PoolWords(seq).generate_state(4, np.uint64), seq.generate_state(4, np.uint64)
+        _POOL_WORDS_OK.append(bool(np.array_equal(mine, numpys)))
+    return np.random.Generator(np.random.PCG64(_PoolWords(seq) if _POOL_WORDS_OK[0] else seq))
+
+
+_POOL_WORDS_OK: list[bool] = []
 
 
 class _PoolWords(ISeedSequence):
