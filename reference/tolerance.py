@@ -258,5 +258,6 @@ def exact_or_rounding_check(t: ElemType, exact: np.ndarray, actual: np.ndarray, 
         ok, bound = float_close(expected, actual, np.zeros_like(expected)), np.zeros_like(expected)
         rule = "E"
     with np.errstate(invalid="ignore"):
-        err = np.abs(np.nan_to_num(actual - expected))
+        diff = actual - expected
+        err = np.abs(diff if np.isfinite(diff).all() else np.nan_to_num(diff))
     return ok, bound, rule, err
