@@ -80,6 +80,11 @@ def main(argv: list[str]) -> int:
         "every other argument goes to pytest (selection, --backend, --report-dir, --run-id, ...)",
     )
     ap.add_argument(
+        "--spawn",
+        action="store_true",
+        help="start each shard as a new `python -m pytest` (default on POSIX: fork after the imports)",
+    )
+    ap.add_argument(
         "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="shard processes (default: cores)"
     )
     a, pytest_args = ap.parse_known_args(argv)
@@ -102,17 +107,23 @@ def main(argv: list[str]) -> int:
         pytest_args = _without(pytest_args, ("--junitxml", "--junit-xml"))
     n = a.jobs
     t0 = time.perf_counter()
-    procs: list[tuple[int, subprocess.Popen, Path]] = []
+    procs: list[tuple[int, subprocess.Popen | _Forked, Path]] = []
+    fork = hasattr(os, "fork") and not a.spawn
+    if fork:  # the shards start from this process's imports: no interpreter, pytest or numpy start-up
+        _warm_imports()
     print(f"cts sweep: run {run_id}, {n} shard processes, report in {report}", flush=True)
     interrupted = False
     try:
         for k in range(1, n + 1):
             log = logs / f"shard{k}of{n}.log"
+            args = [*pytest_args, "-p", "no:xdist", "-q", "--shard", f"{k}/{n}", "--journal-only"]
+            if junit:
+                args.append(f"--junitxml={logs / f'shard{k}of{n}.xml'}")
+            if fork:
+                procs.append((k, _Forked(args, log), log))
+                continue
             with open(log, "w") as out:
-                cmd = [sys.executable, "-m", "pytest", *pytest_args, "-p", "no:xdist", "-q",
-                       "--shard", f"{k}/{n}", "--journal-only"]  # fmt: skip
-                if junit:
-                    cmd.append(f"--junitxml={logs / f'shard{k}of{n}.xml'}")
+                cmd = [sys.executable, "-m", "pytest", *args]
                 procs.append((k, subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT), log))
         for k, p, log in procs:
             rc = p.wait()
@@ -122,7 +133,7 @@ def main(argv: list[str]) -> int:
         for _, p, _ in procs:
             try:
                 p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
+            except (subprocess.TimeoutExpired, TimeoutError):
                 p.kill()
     ran = time.perf_counter() - t0
     codes = [p.returncode for _, p, _ in procs]
@@ -136,6 +147,79 @@ def main(argv: list[str]) -> int:
     if junit:
         _merge_junit([logs / f"shard{k}of{n}.xml" for k in range(1, n + 1)], Path(junit))
     return _merge(report, run_id, ran, codes, interrupted)
+
+
+def _warm_imports() -> None:
+    """Import what every shard imports (pytest, its plugins, numpy, the
+    suite) once, before forking: each shard then starts in milliseconds.
+    No device is opened here (backends open theirs inside each shard)."""
+    import importlib
+
+    for mod in (
+        "pytest",
+        "_pytest.python",
+        "_pytest.fixtures",
+        "xdist",
+        "pytest_timeout",
+        "numpy",
+        "cts.plugin",
+    ):
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            pass
+
+
+class _Forked:
+    """One shard: ``pytest.main(args)`` in a child forked from the launcher,
+    its terminal output in ``log``; ``wait``/``kill``/``returncode`` as
+    ``subprocess.Popen``."""
+
+    def __init__(self, args: list[str], log: Path):
+        self.returncode: int | None = None
+        sys.stdout.flush()
+        sys.stderr.flush()
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 3
+            try:
+                fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                os.close(fd)
+                sys.argv = ["pytest", *args]  # the session header records the shard's own command
+                import pytest
+
+                code = int(pytest.main(args))
+            except KeyboardInterrupt:
+                code = 2
+            except BaseException:  # never return into the launcher's code in a child
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.returncode is None:
+            pid, status = os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+            elif time.monotonic() > deadline:
+                raise TimeoutError(f"shard process {self.pid} still running")
+            else:
+                time.sleep(0.05)
+        return self.returncode
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, 9)
+            self.wait()
+        except (ProcessLookupError, ChildProcessError):
+            pass
 
 
 def _without(args: list[str], names: tuple[str, ...]) -> list[str]:

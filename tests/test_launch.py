@@ -71,7 +71,9 @@ def test_sweep_launcher_merges_its_shards_into_one_report_like_a_plain_run(tmp_p
     assert [f.name for f in logs] == ["shard1of3.log", "shard2of3.log", "shard3of3.log"]
     rec = read_record([tmp_path / "s" / "journal"])
     assert len(rec.runs) == 1 and next(iter(rec.runs.values())).complete  # one run, every shard ended
-    clean = sweep("-j", "2", INTEL, "-k", SMALL, "--report-dir", str(tmp_path / "c"))
+    clean = sweep(
+        "-j", "2", "--spawn", INTEL, "-k", SMALL, "--report-dir", str(tmp_path / "c")
+    )  # new interpreters
     assert clean.returncode == 0, clean.stdout[-2000:]
     assert set(results(tmp_path / "c" / "results.csv").values()) == {"passed"}
 
