@@ -114,29 +114,40 @@ def compare(
     number of checked elements and a verdict over none is visibly empty
     (the plugin fails such a "pass").
     """
-    exp_v = t.decode(expected_bits)
-    act_v = t.decode(actual_bits)
     if checked is not None:
         checked = np.broadcast_to(np.asarray(checked, dtype=bool), ok.shape)
         ok = ok | ~checked
-    bad = np.argwhere(~ok)
+    failures = int(ok.size - np.count_nonzero(ok))
     v = Verdict(
-        passed=bad.shape[0] == 0,
+        passed=failures == 0,
         elements=int(ok.size if checked is None else np.count_nonzero(checked)),
-        failures=int(bad.shape[0]),
+        failures=failures,
         rule=rule,
     )
     if error is not None:
         fin = np.isfinite(error)
-        if fin.any():
+        all_finite = bool(fin.all())
+        if all_finite and error.size:
+            v.max_error = float(np.max(error))
+        elif fin.any():
             v.max_error = float(np.max(error[fin]))
         if bound is not None:
             with np.errstate(divide="ignore", invalid="ignore"):
                 ratio = np.where(bound > 0, error / bound, np.where(error > 0, np.inf, 0.0))
-            fr = np.isfinite(ratio) & fin
-            if fr.any():
-                v.max_ratio = float(np.max(ratio[fr]))
-    for s, r, c in bad[:MAX_REPORTED]:
+            top = float(np.max(ratio)) if all_finite and ratio.size else np.inf
+            if np.isfinite(top):  # every ratio finite: the maximum over all of them
+                v.max_ratio = top
+            else:
+                fr = np.isfinite(ratio) & fin
+                if fr.any():
+                    v.max_ratio = float(np.max(ratio[fr]))
+    if not failures:
+        return v
+    bad = np.argwhere(~ok)[:MAX_REPORTED]
+    at = tuple(bad.T)
+    exp_b, act_b = np.asarray(expected_bits)[at], np.asarray(actual_bits)[at]
+    exp_v, act_v = t.decode(exp_b), t.decode(act_b)  # only the reported elements
+    for i, (s, r, c) in enumerate(bad):
         inv, comp = where(int(s), int(r), int(c))
         v.mismatches.append(
             Mismatch(
@@ -145,10 +156,10 @@ def compare(
                 col=int(c),
                 invocation=inv,
                 component=comp,
-                expected=_fmt_value(t, exp_v[s, r, c]),
-                actual=_fmt_value(t, act_v[s, r, c]),
-                expected_bits=_fmt_bits(t, expected_bits[s, r, c]),
-                actual_bits=_fmt_bits(t, actual_bits[s, r, c]),
+                expected=_fmt_value(t, exp_v[i]),
+                actual=_fmt_value(t, act_v[i]),
+                expected_bits=_fmt_bits(t, exp_b[i]),
+                actual_bits=_fmt_bits(t, act_b[i]),
                 error=None if error is None else float(error[s, r, c]),
                 bound=None if bound is None else float(bound[s, r, c]),
                 hint=hint(int(s), int(r), int(c)) if hint else "",

@@ -21,10 +21,12 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .dtypes import ElemType, etype
-from .mma import saturate, wrap
+from .mma import matmul_int, saturate, wrap
 
 __all__ = [
     "image_len",
@@ -43,10 +45,13 @@ def image_len(rows: int, cols: int, layout: str, stride: int) -> int:
     return (major - 1) * stride + minor
 
 
+@functools.lru_cache(maxsize=1024)
 def _offsets(rows: int, cols: int, layout: str, stride: int) -> np.ndarray:
     r = np.arange(rows)[:, None]
     c = np.arange(cols)[None, :]
-    return r * stride + c if layout == "row" else c * stride + r
+    off = r * stride + c if layout == "row" else c * stride + r
+    off.setflags(write=False)  # shared between calls
+    return off
 
 
 def to_image(matrix: np.ndarray, layout: str, stride: int, fill: np.ndarray) -> np.ndarray:
@@ -108,11 +113,28 @@ def convert_accept(x: np.ndarray, src: ElemType, dst: ElemType) -> tuple[np.ndar
     near = dst.round(xv)
     with np.errstate(invalid="ignore"):
         exact = (near == xv) | np.isnan(xv)
-    up = dst.decode(_step(dst, near, +1))
-    down = dst.decode(_step(dst, near, -1))
+    up_bits, down_bits = _steps(dst, near)
+    up, down = dst.decode(up_bits), dst.decode(down_bits)
     lo = np.where(exact, near, np.where(near > xv, down, near))
     hi = np.where(exact, near, np.where(near > xv, near, up))
     return lo, hi
+
+
+def _steps(t: ElemType, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bits of the neighbours of float values ``v`` toward +inf and toward
+    -inf: :func:`_step` both ways, sharing the decomposition of the bits."""
+    bits = t.encode(v).astype(np.int64)
+    top = t.bits - 1
+    sign = (bits >> top) & 1
+    mag = bits & ((1 << top) - 1)
+    pos = sign == 0
+    signed = sign << top
+    zero = mag == 0
+    inc, dec = signed | (mag + 1), signed | (mag - 1)
+    # from +-0 a step goes to the smallest subnormal of the step's sign
+    up = np.where(zero, 1, np.where(pos, inc, dec))
+    down = np.where(zero, (1 << top) | 1, np.where(pos, dec, inc))
+    return up.astype(np.uint64), down.astype(np.uint64)
 
 
 def _step(t: ElemType, v: np.ndarray, direction: int) -> np.ndarray:
@@ -143,8 +165,7 @@ def muladd_int(
     """Exact D = A (S,M,K) x B (S,K,N) + C (S,M,N) on element values already
     extended by their signedness (spec-digest 4.2 items 1-3)."""
     rt = etype(result)
-    exact = np.matmul(np.asarray(A, dtype=np.int64), np.asarray(B, dtype=np.int64))
-    exact = exact + np.asarray(C, dtype=np.int64)
+    exact = matmul_int(A, B) + np.asarray(C, dtype=np.int64)
     if saturating:
         return saturate(exact, rt.bits, rt.kind == "int")
     return wrap(exact, rt.bits, rt.kind == "int")

@@ -25,18 +25,64 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
+from numpy.random.bit_generator import ISeedSequence
 
 from .dtypes import ElemType, etype
 
-__all__ = ["TIERS", "case_rng", "mma_operands", "tf32_convert_inputs"]
+__all__ = ["TIERS", "case_rng", "choose", "mma_operands", "tf32_convert_inputs"]
 
 TIERS = ("exact", "onehot", "random", "special", "rounding")
 
 
 def case_rng(seed: int, case_id: str) -> np.random.Generator:
     """A generator that depends only on the global seed and the case id, so a
-    case gets the same data alone, in a shard, or in any order."""
-    return np.random.default_rng([seed & 0xFFFFFFFF, zlib.crc32(case_id.encode())])
+    case gets the same data alone, in a shard, or in any order.
+
+    It is ``np.random.default_rng([seed & 0xFFFFFFFF, crc32(case_id)])``, the
+    same stream, made without that call's overheads: the entropy goes in as
+    a uint32 array (no per-int coercion) and the PCG64 seed words come from
+    the SeedSequence's pool by its own recipe (:class:`_PoolWords`)."""
+    words = np.array([seed & 0xFFFFFFFF, zlib.crc32(case_id.encode())], dtype=np.uint32)
+    seq = np.random.SeedSequence(words)
+    if not _POOL_WORDS_OK:  # once: the recipe must be numpy's own, else numpy's is used
+        mine, numpys = _PoolWords(seq).generate_state(4, np.uint64), seq.generate_state(4, np.uint64)
+        _POOL_WORDS_OK.append(bool(np.array_equal(mine, numpys)))
+    return np.random.Generator(np.random.PCG64(_PoolWords(seq) if _POOL_WORDS_OK[0] else seq))
+
+
+_POOL_WORDS_OK: list[bool] = []
+
+
+class _PoolWords(ISeedSequence):
+    """``generate_state`` of a SeedSequence, in plain Python for the four
+    uint64 words PCG64 asks for (numpy's SeedSequence.generate_state: each
+    output word is a pool word hashed with a running constant, INIT_B and
+    MULT_B, pairs of uint32 words read little-endian); other requests go to
+    the SeedSequence itself."""
+
+    def __init__(self, seq: np.random.SeedSequence):
+        self.seq = seq
+
+    def generate_state(self, n_words, dtype=np.uint32):
+        if n_words != 4 or np.dtype(dtype) != np.uint64:
+            return self.seq.generate_state(n_words, dtype)
+        pool = self.seq.pool.tolist()
+        h = 0x8B51F9DD
+        out = []
+        for i in range(8):
+            v = pool[i % len(pool)] ^ h
+            h = (h * 0x58F38DED) & 0xFFFFFFFF
+            v = (v * h) & 0xFFFFFFFF
+            out.append(v ^ (v >> 16))
+        return np.array([out[2 * i] | (out[2 * i + 1] << 32) for i in range(4)], dtype=np.uint64)
+
+
+def choose(rng: np.random.Generator, values, size) -> np.ndarray:
+    """``rng.choice(values, size=size)`` (uniform, with replacement): the same
+    draws from the same stream (an index per element from ``integers``),
+    without ``choice``'s per-call argument handling."""
+    values = np.asarray(values)
+    return values[rng.integers(0, values.shape[0], size=size)]
 
 
 def _grid(rng, shape, step: float, amax: float) -> np.ndarray:
@@ -69,24 +115,24 @@ def _onehot(rng, a_t, b_t, c_t, M, K, N, S, values):
     B = values(b_t, (S, K, N))
     C = values(c_t, (S, M, N))
     one = 1.0 if a_t.is_float else 1
-    half = S // 2 if S > 1 else 1
-    for s in range(S):
-        if s < half:  # one-hot rows of A
-            perm = rng.permutation(K)
-            A[s] = 0
-            for m in range(M):
-                A[s, m, perm[m % K]] = one
-        else:  # one-hot columns of B
-            B[s] = 0
-            cols = rng.permutation(max(N, K))[:N] % K
-            for n in range(N):
-                B[s, cols[n], n] = one
+    half = min(S // 2 if S > 1 else 1, S)
+    # one permutation per subgroup, drawn in subgroup order (rows of ``permuted``
+    # are shuffled one after the other, as ``permutation`` would one by one)
+    if half > 0:  # one-hot rows of A
+        perm = rng.permuted(np.broadcast_to(np.arange(K), (half, K)), axis=1)
+        A[:half] = 0
+        m = np.arange(M)
+        A[np.arange(half)[:, None], m[None, :], perm[:, m % K]] = one
+    if S > half:  # one-hot columns of B
+        cols = rng.permuted(np.broadcast_to(np.arange(max(N, K)), (S - half, max(N, K))), axis=1)[:, :N] % K
+        B[half:] = 0
+        B[np.arange(half, S)[:, None], cols, np.arange(N)[None, :]] = one
     return A, B, C
 
 
 def _log_uniform(rng, shape, e_lo, e_hi):
-    mag = 2.0 ** rng.uniform(e_lo, e_hi, size=shape)
-    return mag * rng.choice([-1.0, 1.0], size=shape)
+    mag = np.exp2(rng.uniform(e_lo, e_hi, size=shape))  # 2**u (exp2: a faster libm routine than pow)
+    return mag * choose(rng, [-1.0, 1.0], size=shape)
 
 
 def _random_float(rng, t: ElemType, shape, e_lo, e_hi):
@@ -114,7 +160,7 @@ def _special_float(rng, t: ElemType, shape, e_hi):
         ]
     )
     mask = rng.random(shape) < 0.08
-    picks = rng.choice(specials, size=shape)
+    picks = choose(rng, specials, size=shape)
     return t.round(np.where(mask, picks, base))
 
 
@@ -155,10 +201,10 @@ def mma_operands(
         elif tier == "special":
             ext_a = np.array([a_t.min, a_t.max, a_t.min + 1, a_t.max - 1, 0, 1, -1 if a_t.signed else 2])
             ext_b = np.array([b_t.min, b_t.max, b_t.min + 1, b_t.max - 1, 0, 1, -1 if b_t.signed else 2])
-            A = rng.choice(ext_a, size=(S, M, K)).astype(np.int64)
-            B = rng.choice(ext_b, size=(S, K, N)).astype(np.int64)
+            A = choose(rng, ext_a, size=(S, M, K)).astype(np.int64)
+            B = choose(rng, ext_b, size=(S, K, N)).astype(np.int64)
             ext_c = np.array([c_t.max, c_t.min, c_t.max - 1000, c_t.min + 1000, 0, -1])
-            C = rng.choice(ext_c, size=(S, M, N)).astype(np.int64)
+            C = choose(rng, ext_c, size=(S, M, N)).astype(np.int64)
             # plant an all-extreme row/column pair in every tile (max |sum|)
             A[:, 0, :] = a_t.min if a_t.signed else a_t.max
             B[:, :, 0] = b_t.min if b_t.signed else b_t.max
@@ -202,8 +248,8 @@ def mma_operands(
         if half_ulp >= 2.0**-12:
             A[:, 0, :] = 0
             A[:, 0, 0] = 2.0**-6
-            B[:, 0, :] = (half_ulp / 2.0**-6) * rng.choice([1.0, 3.0], size=(S, N))
-            C[:, 0, :] = rng.choice([1.0, -1.0, 1.0 + 2 * half_ulp], size=(S, N))
+            B[:, 0, :] = (half_ulp / 2.0**-6) * choose(rng, [1.0, 3.0], size=(S, N))
+            C[:, 0, :] = choose(rng, [1.0, -1.0, 1.0 + 2 * half_ulp], size=(S, N))
         return A, B, C
     raise ValueError(tier)
 
@@ -243,6 +289,6 @@ def tf32_convert_inputs(tier: str, shape, rng: np.random.Generator) -> np.ndarra
             dtype=np.uint32,
         )
         pick = rng.random(shape) < 0.6
-        out = np.where(pick, rng.choice(choices, size=shape), base)
+        out = np.where(pick, choose(rng, choices, size=shape), base)
         return out.astype(np.uint32).view(np.float32)
     raise ValueError(f"unknown tier {tier!r}")

@@ -98,7 +98,22 @@ class ElemType:
     # --- conversions ---------------------------------------------------
     def decode(self, bits: np.ndarray) -> np.ndarray:
         """Raw bits (any unsigned/signed integer array) -> exact values."""
-        b = np.asarray(bits).astype(np.uint64) & np.uint64(self.mask)
+        b = np.asarray(bits)
+        if b.dtype.kind in "ui" and self.bits in _NARROW:
+            # a cast to the container width keeps the low bits (= masking): view it
+            u = b.astype(_UINT[self.bits], copy=False)
+            if self.kind == "uint":
+                return u.astype(np.int64)
+            if self.kind == "int":
+                return u.view(_SINT[self.bits]).astype(np.int64)
+            if self.name == "tf32":
+                return u.view(np.float32).astype(np.float64)
+            with np.errstate(invalid="ignore"):  # NaN payloads widen to NaN: not an error
+                return u.view(_NP[self.name]).astype(np.float64)
+        if b.dtype.kind in "ui" and self.bits < 8 and self.kind != "float":  # nibbles: from the low byte
+            u = b.astype(np.uint8) & np.uint8(self.mask)
+            return u.astype(np.int64) if self.kind == "uint" else sign_extend(u, self.bits)
+        b = b.astype(np.uint64) & np.uint64(self.mask)
         if self.kind == "uint":
             return b.astype(np.int64)
         if self.kind == "int":
@@ -110,6 +125,10 @@ class ElemType:
         integers wrapped to the width."""
         v = np.asarray(values)
         if self.kind in ("int", "uint"):
+            if v.dtype.kind in "ui" and self.bits in _NARROW:  # a narrowing cast wraps
+                return v.astype(_UINT[self.bits]).astype(np.uint64)
+            if v.dtype.kind in "ui" and self.bits < 8:  # the low byte, masked
+                return (v.astype(np.uint8) & np.uint8(self.mask)).astype(np.uint64)
             return v.astype(np.int64).astype(np.uint64) & np.uint64(self.mask)
         return float_bits(v, self.name)
 
@@ -122,12 +141,24 @@ class ElemType:
 
     def round(self, values: np.ndarray) -> np.ndarray:
         """Round float64 values to this type (nearest even); back as float64."""
+        if self.name in _NP:  # decode(encode(v)) without the trip through the bits
+            v = np.asarray(values, dtype=np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):
+                return v.astype(_NP[self.name]).astype(np.float64)
+        if self.name == "tf32":
+            return round_to_tf32(np.asarray(values, dtype=np.float64).astype(np.float32)).astype(np.float64)
         return self.decode(self.encode(values))
 
 
 def sign_extend(bits: np.ndarray, width: int) -> np.ndarray:
     """Interpret the low ``width`` bits as two's complement."""
-    b = np.asarray(bits).astype(np.int64) & ((1 << width) - 1)
+    b = np.asarray(bits)
+    if b.dtype.kind in "ui" and width in _NARROW:  # the narrowing cast keeps the low bits
+        return b.astype(_UINT[width], copy=False).view(_SINT[width]).astype(np.int64)
+    if b.dtype.kind in "ui" and 0 < width < 8:  # sign bit moved to bit 7, shifted back arithmetically
+        s = np.int8(8 - width)
+        return ((b.astype(np.uint8) << np.uint8(s)).view(np.int8) >> s).astype(np.int64)
+    b = b.astype(np.int64) & ((1 << width) - 1)
     return np.where(b >= (1 << (width - 1)), b - (1 << width), b)
 
 
@@ -148,7 +179,9 @@ def round_to_tf32(x: np.ndarray) -> np.ndarray:
 
 
 _NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
-_UINT = {16: np.uint16, 32: np.uint32, 64: np.uint64}
+_UINT = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
+_SINT = {8: np.int8, 16: np.int16, 32: np.int32}
+_NARROW = (8, 16, 32)  # container widths below int64 with a numpy integer type
 
 
 def float_bits(values: np.ndarray, name: str) -> np.ndarray:

@@ -38,6 +38,25 @@ def _u64(x: np.ndarray) -> np.ndarray:
     return np.asarray(x).astype(np.uint64)
 
 
+def _pack(elems: np.ndarray, per: int, elem_bits: int) -> np.ndarray:
+    """(..., n*per) element bits -> (..., n) packed values: value j holds
+    elements j*per .. j*per+per-1, element j*per+t in bits t*elem_bits and up
+    (the lower element in the lower bits)."""
+    fits = elems.size == 0 or elems.max() >> elem_bits == 0
+    if elem_bits in (4, 8, 16) and per * elem_bits in (8, 16, 32, 64) and per > 1 and fits:
+        # the packed value is the little-endian word of its elements' bytes / halfwords
+        if elem_bits == 4:  # two nibbles a byte, the lower element in the low nibble
+            small = elems[..., 0::2].astype(np.uint8) | (elems[..., 1::2].astype(np.uint8) << np.uint8(4))
+            small = np.ascontiguousarray(small)
+        else:
+            small = np.ascontiguousarray(elems, dtype=f"<u{elem_bits // 8}")
+        return small.view(f"<u{per * elem_bits // 8}").astype(np.uint64)
+    packed = np.ascontiguousarray(elems[..., 0::per])
+    for t in range(1, per):
+        packed |= elems[..., t::per] << np.uint64(t * elem_bits)
+    return packed
+
+
 def a_components(M: int, K: int, N: int) -> int:
     """Number of components of the A operand per invocation.
 
@@ -65,19 +84,17 @@ def a_register_image(A: np.ndarray, N: int, elem_bits: int) -> np.ndarray:
     S, M, K = A.shape
     if K % N == 0:
         per = K // N
-        cols = A.reshape(S, M, N, per)  # [s, row, inv, t]
-        shifts = (np.arange(per, dtype=np.uint64) * np.uint64(elem_bits))[None, None, None, :]
-        packed = np.bitwise_or.reduce(cols << shifts, axis=3)  # (S, M, N)
+        packed = _pack(A, per, elem_bits)  # (S, M, N): columns i*per .. i*per+per-1 in value i
         return np.ascontiguousarray(packed.transpose(0, 2, 1))
     if N % K == 0:
         f = N // K
         comps = a_components(M, K, N)
         out = np.zeros((S, N, comps), dtype=np.uint64)
-        for i in range(N):
-            for c in range(comps):
-                row = f * c + i // K
-                if row < M:
-                    out[:, i, c] = A[:, row, i % K]
+        inv = np.arange(N)[:, None]
+        row = f * np.arange(comps)[None, :] + inv // K  # (N, comps): the row invocation i passes in c
+        col = np.broadcast_to(inv % K, row.shape)
+        keep = row < M
+        out[:, keep] = A[:, row[keep], col[keep]]
         return out
     raise ValueError(f"A mapping needs K % N == 0 or N % K == 0 (K={K}, N={N})")
 
@@ -139,10 +156,7 @@ def b_register_image(B: np.ndarray, elem_bits: int) -> np.ndarray:
     if elem_bits > 16:
         return np.ascontiguousarray(B.transpose(0, 2, 1))
     per = 32 // elem_bits
-    rows = B.reshape(S, K // per, per, N)  # [s, dword, t, col]
-    shifts = (np.arange(per, dtype=np.uint64) * np.uint64(elem_bits))[None, None, :, None]
-    packed = np.bitwise_or.reduce(rows << shifts, axis=2)  # (S, K/per, N)
-    return np.ascontiguousarray(packed.transpose(0, 2, 1))
+    return _pack(B.transpose(0, 2, 1), per, elem_bits)  # (S, N, K/per): rows t*per .. in dword t
 
 
 def b_from_registers(regs: np.ndarray, K: int, elem_bits: int) -> np.ndarray:

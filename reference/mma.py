@@ -14,13 +14,11 @@ the error bound is proportional to.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .dtypes import sign_extend
 
-__all__ = ["FloatRef", "mma_int", "mma_float", "wrap", "saturate"]
+__all__ = ["FloatRef", "mma_int", "mma_float", "matmul_int", "wrap", "saturate"]
 
 
 def wrap(values: np.ndarray, bits: int, signed: bool = True) -> np.ndarray:
@@ -28,6 +26,8 @@ def wrap(values: np.ndarray, bits: int, signed: bool = True) -> np.ndarray:
     v = np.asarray(values).astype(np.int64)
     if bits >= 64:
         return v
+    if bits in (8, 16, 32):  # a narrowing cast keeps the low-order bits
+        return v.astype(f"{'i' if signed else 'u'}{bits // 8}").astype(np.int64)
     low = v & ((1 << bits) - 1)
     return sign_extend(low, bits) if signed else low
 
@@ -45,18 +45,78 @@ def mma_int(
     |products| < 2^16 and K <= 64, so the int64 sum cannot overflow for the
     8- and 4-bit types; C is already within its 32-bit range.
     """
-    A = np.asarray(A, dtype=np.int64)
-    B = np.asarray(B, dtype=np.int64)
-    exact = np.matmul(A, B) + np.asarray(C, dtype=np.int64)
+    exact = matmul_int(A, B) + np.asarray(C, dtype=np.int64)
     return wrap(exact, result_bits, signed)
 
 
-@dataclass(frozen=True)
-class FloatRef:
-    """Exact value (float64) and the scale sum |a_k b_k| + |c| per element."""
+def matmul_int(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Exact int64 A (S,M,K) @ B (S,K,N).  When K * max|a| * max|b| is below
+    2^24 (2^53) every product and every partial sum is an integer that
+    float32 (float64) holds exactly, so the BLAS float product is the exact
+    one, whatever its summation order; otherwise numpy's int64 matmul."""
+    A = np.asarray(A, dtype=np.int64)
+    B = np.asarray(B, dtype=np.int64)
+    if A.size and B.size:
+        amax = max(-int(A.min()), int(A.max()))
+        bmax = max(-int(B.min()), int(B.max()))
+        bound = A.shape[-1] * amax * bmax
+        for limit, ftype in ((1 << 24, np.float32), (1 << 53, np.float64)):
+            if bound < limit:
+                return np.matmul(A.astype(ftype), B.astype(ftype)).astype(np.int64)
+    return np.matmul(A, B)
 
-    value: np.ndarray
-    abs_sum: np.ndarray
+
+class FloatRef:
+    """Exact value (float64) and the scale sum |a_k b_k| + |c| per element.
+
+    ``FloatRef(value, abs_sum)``; :func:`mma_float` leaves ``abs_sum`` to be
+    formed when first read (the exact and rounding rules never read it)."""
+
+    __slots__ = ("value", "_abs_sum", "_pending")
+
+    def __init__(self, value: np.ndarray, abs_sum: np.ndarray | None = None, _pending=None):
+        self.value = value
+        self._abs_sum = abs_sum
+        self._pending = _pending  # () -> abs_sum, until abs_sum is read
+
+    @property
+    def abs_sum(self) -> np.ndarray:
+        if self._abs_sum is None and self._pending is not None:
+            self._abs_sum = self._pending()
+            self._pending = None
+        return self._abs_sum
+
+    def __repr__(self) -> str:
+        return f"FloatRef(value={self.value!r}, abs_sum={self.abs_sum!r})"
+
+
+# Operands on this grid (finite multiples of 2^-12, see _exact_in_any_order) have exact sums.
+_GRID = 4096.0
+
+
+def _exact_in_any_order(A: np.ndarray, B: np.ndarray) -> bool:
+    """True when every product a*b and every sum of up to K of them is exact in
+    float64: A and B finite multiples of 2^-12 and K * max|a| * max|b| < 2^29
+    (so every partial sum is a multiple of 2^-24 below 2^29: 53 bits).  Then
+    the sum does not depend on the order it is formed in."""
+    K = A.shape[2]
+    if A.size == 0 or B.size == 0:
+        return False
+    amax, bmax = float(np.max(np.abs(A))), float(np.max(np.abs(B)))
+    if not (np.isfinite(amax) and np.isfinite(bmax)) or K * amax * bmax >= 2.0**29:
+        return False
+    for X in (A, B):
+        scaled = X * _GRID  # exact: a power of two, far from overflow
+        if not np.array_equal(scaled, np.trunc(scaled)):
+            return False
+    return True
+
+
+def _plus_zero(S: np.ndarray) -> np.ndarray:
+    """``S`` with its zeros made +0: numpy's k reduction starts from +0, so a
+    zero sum is +0 whatever the signs of its (zero) terms."""
+    S[S == 0] = 0.0
+    return S
 
 
 def mma_float(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> FloatRef:
@@ -64,13 +124,26 @@ def mma_float(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> FloatRef:
 
     IEEE special values follow float64 arithmetic: inf*0 and inf-inf give NaN,
     NaN propagates.  np.matmul would hide inf*0 in BLAS, so the products are
-    formed explicitly.
+    formed explicitly and summed over k.  Where every partial sum is exact
+    (:func:`_exact_in_any_order`: finite data on a grid, the exact, one-hot
+    and rounding tiers) the sum is order-free, and the BLAS product gives the
+    same values (zero sums +0, as the reduction gives them).
     """
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     C = np.asarray(C, dtype=np.float64)
+    abs_c = np.abs(C)
+    if A.ndim == 3 and B.ndim == 3 and _exact_in_any_order(A, B):
+        with np.errstate(invalid="ignore", over="ignore"):
+            value = _plus_zero(np.matmul(A, B)) + C
+        return FloatRef(value, _pending=lambda: _plus_zero(np.matmul(np.abs(A), np.abs(B))) + abs_c)
     with np.errstate(invalid="ignore", over="ignore"):
         prods = A[:, :, :, None] * B[:, None, :, :]  # (S, M, K, N)
         value = prods.sum(axis=2) + C
-        abs_sum = np.abs(prods).sum(axis=2) + np.abs(C)
-    return FloatRef(value=value, abs_sum=abs_sum)
+
+    def abs_sum() -> np.ndarray:
+        with np.errstate(invalid="ignore", over="ignore"):
+            np.abs(prods, out=prods)
+            return prods.sum(axis=2) + abs_c
+
+    return FloatRef(value, _pending=abs_sum)

@@ -138,7 +138,7 @@ def expected_rotation(
     mx = np.asarray(sg_max, dtype=np.int64)
     d = np.asarray(delta, dtype=np.int64)
     src = np.empty(n, dtype=np.int64)
-    groups = [int(cluster)] if cluster is not None else sorted(set(mx.tolist()))
+    groups = [int(cluster)] if cluster is not None else np.unique(mx).tolist()
     for g in groups:
         sel = np.ones(n, bool) if cluster is not None else (mx == g)
         src[sel] = rotate_source(lid[sel], d[sel], g, rule)

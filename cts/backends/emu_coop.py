@@ -22,6 +22,8 @@ tests/test_coop_mutations.py shows each is caught.
 
 from __future__ import annotations
 
+import functools
+
 import ml_dtypes
 import numpy as np
 
@@ -53,6 +55,24 @@ _UINTS = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}
 
 def _width(t: str) -> int:
     return _BITS.get(t) or {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}[t]
+
+
+@functools.lru_cache(maxsize=1024)
+def _element_offsets(rows: int, cols: int, layout: str, stride: int, shift: int) -> np.ndarray:
+    """(rows, cols) memory offset of each element: element (r, c) at
+    r * stride + c (row) or c * stride + r (col), plus ``shift``."""
+    r = np.arange(rows)[:, None]
+    c = np.arange(cols)[None, :]
+    off = (r * stride + c if layout == "row" else c * stride + r) + shift
+    off.setflags(write=False)
+    return off
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_tight(rows: int, cols: int, layout: str, stride: int, shift: int) -> bool:
+    """Element (r, c) at offset r * cols + c: the matrix is one row-major block."""
+    off = _element_offsets(rows, cols, layout, stride, shift)
+    return bool(np.array_equal(off, np.arange(rows * cols).reshape(rows, cols)))
 
 
 class CoopEmulation:
@@ -94,20 +114,19 @@ class CoopEmulation:
         elif stride > tight and "coop_stride_ignored" in f:
             stride = tight
         shift = 1 if workgroup and "coop_workgroup_offset" in f else 0
-        out = np.empty((mem.shape[0], rows, cols), dtype=mem.dtype)
-        for major in range(rows if layout == "row" else cols):
-            n = cols if layout == "row" else rows
-            start = major * stride + shift
-            seg = mem[:, start : start + n]
-            if seg.shape[1] < n:  # read past the end: zeros (robust access)
-                seg = np.concatenate([seg, np.zeros((mem.shape[0], n - seg.shape[1]), mem.dtype)], axis=1)
-            if layout == "row":
-                out[:, major, :] = seg
-            else:
-                out[:, :, major] = seg
+        off = _element_offsets(rows, cols, layout, stride, shift)
+        n = rows * cols
+        if _is_tight(rows, cols, layout, stride, shift) and n <= mem.shape[1]:  # one block of memory
+            return self._val(mem[:, :n].reshape(mem.shape[0], rows, cols), t)
+        if off.size and off.max() < mem.shape[1]:
+            return self._val(mem[:, off], t)
+        # read past the end: zeros (robust access)
+        out = np.zeros((mem.shape[0], rows, cols), dtype=mem.dtype)
+        inside = off < mem.shape[1]
+        out[:, inside] = mem[:, off[inside]]
         return self._val(out, t)
 
-    def _store(self, mem, values, layout, stride, t, workgroup=False):
+    def _store(self, mem, values, layout, stride, t, workgroup=False, copy=True):
         f = self.faults
         S, rows, cols = values.shape
         raw = self._raw(values, t)
@@ -115,14 +134,27 @@ class CoopEmulation:
         if stride > tight and "coop_stride_ignored" in f:
             stride = tight
         shift = 1 if workgroup and "coop_workgroup_offset" in f else 0
-        mem = np.array(mem, copy=True)
-        for major in range(rows if layout == "row" else cols):
-            start = major * stride + shift
-            seg = raw[:, major, :] if layout == "row" else raw[:, :, major]
-            n = max(0, min(seg.shape[1], mem.shape[1] - start))  # writes past the end are dropped
-            mem[:, start : start + n] = seg[:, :n]
-            if "coop_store_clobbers_padding" in f and stride > tight:
-                mem[:, start + seg.shape[1] : min(start + stride, mem.shape[1])] = 0
+        mem = np.array(mem, copy=True) if copy else mem  # copy=False: the caller's own buffer
+        majors = rows if layout == "row" else cols
+        if stride < tight and majors > 1:  # rows overlap in memory: later ones win, in order
+            for major in range(majors):
+                start = major * stride + shift
+                seg = raw[:, major, :] if layout == "row" else raw[:, :, major]
+                n = max(0, min(seg.shape[1], mem.shape[1] - start))  # writes past the end are dropped
+                mem[:, start : start + n] = seg[:, :n]
+            return mem
+        off = _element_offsets(rows, cols, layout, stride, shift)
+        n = rows * cols
+        if _is_tight(rows, cols, layout, stride, shift) and n <= mem.shape[1]:  # one block of memory
+            mem[:, :n] = raw.reshape(S, n)
+        elif off.size and off.max() < mem.shape[1]:
+            mem[:, off] = raw
+        else:
+            inside = off < mem.shape[1]  # writes past the end are dropped
+            mem[:, off[inside]] = raw[:, inside]
+        if "coop_store_clobbers_padding" in f and stride > tight:
+            pad = (np.arange(majors) * stride + shift + tight)[:, None] + np.arange(stride - tight)[None, :]
+            mem[:, pad[pad < mem.shape[1]]] = 0
         return mem
 
     # ---- arithmetic ---------------------------------------------------
@@ -136,7 +168,9 @@ class CoopEmulation:
         if "coop_acc_ignored" in f:
             C = np.zeros_like(C)
         if e.is_int:
-            d = np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64)
+            from cts.backends.emulator import int_matmul
+
+            d = int_matmul(A, B, (1 << _width(e.A), 1 << _width(e.B))) + C.astype(np.int64)
             sat = e.sat != ("coop_saturation_missing" in f) if e.sat else "coop_wrap_saturates" in f
             return self._val(self._raw(d, e.R, saturate=sat), e.R)
         model = getattr(self, "model", None)  # --emulator-model (cts/backends/emu_numerics.py)
@@ -144,8 +178,9 @@ class CoopEmulation:
             from reference.devmodel import model_mma
 
             return model_mma(model, A, B, C, e.A, e.R)
-        with np.errstate(invalid="ignore", over="ignore"):
-            d = (A[:, :, :, None] * B[:, None, :, :]).sum(axis=2) + C
+        from cts.backends.emulator import float_mad
+
+        d = float_mad(A, B, C)
         return self._val(self._raw(d, e.R), e.R)
 
     def _elementwise(self, op, x, y, t, scalar):
@@ -188,10 +223,18 @@ class CoopEmulation:
         return (np.arange(length)[None, :] * sg + np.arange(sg)[:, None]) % n
 
     def coop_owner(self, mat, sg: int) -> np.ndarray:
-        """(rows, cols, 2): (invocation, index) holding each element."""
+        """(rows, cols, 2): (invocation, index) holding each element (read-only,
+        computed once per shape and subgroup size: the mapping depends on
+        nothing else)."""
         from cts.families.coop import owner_from_mapping
 
-        return owner_from_mapping(self.coop_mapping(mat.rows, mat.cols, sg), mat.rows, mat.cols)
+        cache = self.__dict__.setdefault("_coop_owners", {})
+        key = (mat.rows, mat.cols, sg, "coop_length_short" in self.faults)
+        if key not in cache:
+            owner = owner_from_mapping(self.coop_mapping(mat.rows, mat.cols, sg), mat.rows, mat.cols)
+            owner.setflags(write=False)
+            cache[key] = owner
+        return cache[key]
 
     def run_coop_matrix(self, case, bufs: dict) -> dict:
         from cts.families.coop import CHAIN, GEMM_TILES, SCALE, SPLAT_CONST, case_stride
@@ -206,8 +249,8 @@ class CoopEmulation:
             def rowmajor(name):
                 return self._load(bufs[name], R, Cn, "row", Cn, t)
 
-            def put(name, v, tt=t):
-                out[name] = self._store(out[name], v, "row", Cn, tt)
+            def put(name, v, tt=t):  # out[name] is this call's own copy: written in place
+                out[name] = self._store(out[name], v, "row", Cn, tt, copy=False)
 
         if op == "length":
             idx = self.coop_mapping(R, Cn, case.sg)  # (sg, len)
@@ -269,15 +312,25 @@ class CoopEmulation:
             M, N, K = e.M, e.N, e.K
             tm, tn, tk = GEMM_TILES
             sa, sb, sc = tk * K, tn * N, tn * N
-            for i in range(tm):
+            tiles = [(i, j) for i in range(tm) for j in range(tn)]
+            a_tile, b_tile = {}, {}  # each A and B tile loaded once
+            for k in range(tk):
+                for i in range(tm):
+                    a_tile[i, k] = self._load(bufs["a"][:, i * M * sa + k * K :], M, K, "row", sa, e.A)
                 for j in range(tn):
-                    D = self._load(bufs["c"][:, i * M * sc + j * N :], M, N, "row", sc, e.C)
-                    for k in range(tk):
-                        A = self._load(bufs["a"][:, i * M * sa + k * K :], M, K, "row", sa, e.A)
-                        B = self._load(bufs["b"][:, k * K * sb + j * N :], K, N, "row", sb, e.B)
-                        D = self._muladd(A, B, D, e)
-                    sub = self._store(out["d"][:, i * M * sc + j * N :], D, "row", sc, e.R)
-                    out["d"][:, i * M * sc + j * N :] = sub
+                    b_tile[k, j] = self._load(bufs["b"][:, k * K * sb + j * N :], K, N, "row", sb, e.B)
+            # every result tile's k steps in one MulAdd per step: the tiles stacked as problems
+            D = np.concatenate(
+                [self._load(bufs["c"][:, i * M * sc + j * N :], M, N, "row", sc, e.C) for i, j in tiles]
+            )
+            for k in range(tk):
+                A = np.concatenate([a_tile[i, k] for i, _ in tiles])
+                B = np.concatenate([b_tile[k, j] for _, j in tiles])
+                D = self._muladd(A, B, D, e)
+            P = bufs["c"].shape[0]
+            for n, (i, j) in enumerate(tiles):  # stored tile by tile, in order
+                sub = self._store(out["d"][:, i * M * sc + j * N :], D[n * P : (n + 1) * P], "row", sc, e.R)
+                out["d"][:, i * M * sc + j * N :] = sub
         else:
             raise ValueError(f"unknown cooperative-matrix op {op!r}")
         return out

@@ -2,8 +2,9 @@
 
 The emulated device forms subgroups of ``case.sg`` consecutive work-items
 of each work-group (the last one partial), pads the partial one with junk
-lanes up to the maximum size and rotates with ``numpy.roll`` inside each
-rotation group (the whole subgroup, or each cluster).  That is the picture
+lanes up to the maximum size and rotates inside each rotation group (the
+whole subgroup, or each cluster) as ``numpy.roll`` by -delta would, all
+work-groups in one gather.  That is the picture
 of spec-digest 6.4's overview ("rotating by N moves values down N lanes"),
 written without the index formulas of ``reference.rotate``.
 
@@ -44,22 +45,21 @@ class RotateEmulation:
         lanes = pad.reshape(G, nsub, sg, W)
         group = case.cluster or sg
         grouped = lanes.reshape(G, nsub, sg // group, group, W)
-        out = np.empty_like(grouped)
-        for g in range(G):
-            d = int(deltas[g])
-            if d < 0 and "rotate_negative_delta_as_zero" in f:
-                d = 0
-            if "rotate_no_wraparound" in f:
-                ud = d % (1 << 32)
-                idx = np.arange(group) + ud
-                keep = idx >= group
-                src = np.where(keep, np.arange(group), np.minimum(idx, group - 1))
-                out[g] = grouped[g][:, :, src]
-            else:
-                shift = d if "rotate_direction_reversed" in f else -d
-                out[g] = np.roll(grouped[g], shift % group, axis=2)
-            if case.cluster and "rotate_cluster_base_wrong" in f:
-                out[g] = out[g][:, :1]  # broadcast the first cluster's result
+        # source lane of every lane of each work-group's rotation groups: np.roll by -delta
+        # (roll(a, s)[j] == a[(j - s) % n]), one row of indices per work-group
+        d = np.asarray(deltas, dtype=np.int64).reshape(G)
+        if "rotate_negative_delta_as_zero" in f:
+            d = np.where(d < 0, 0, d)
+        lane = np.arange(group)[None, :]
+        if "rotate_no_wraparound" in f:
+            idx = lane + d[:, None] % (1 << 32)
+            src = np.where(idx >= group, lane, np.minimum(idx, group - 1))
+        else:
+            shift = d if "rotate_direction_reversed" in f else -d
+            src = (lane - shift[:, None] % group) % group
+        out = np.take_along_axis(grouped, src[:, None, None, :, None], axis=3)
+        if case.cluster and "rotate_cluster_base_wrong" in f:
+            out = np.broadcast_to(out[:, :, :1], out.shape)  # every cluster gets the first one's result
         res = out.reshape(G, nsub * sg, W)[:, :L].copy()
         if "rotate_vector_tail_unrotated" in f and W > 1:
             res[:, :, 1:] = values[:, :, 1:]

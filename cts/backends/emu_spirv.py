@@ -47,6 +47,7 @@ _VALUE_OPS = {43, 44, 55, 61, 80, 81, 83, 113, 114, 115, 124}
 _SIGNED, _INT8, _INT4, _TF32, _F16, _BF16 = 0, 4, 6, 8, 10, 12
 _C_BF16, _R_BF16 = 2, 3
 _PARSED: dict[bytes, dict] = {}  # module binary -> decoded instruction
+_BY_MODULE: dict[tuple, dict] = {}  # case.module_key -> the decoded instruction of its module
 
 
 def parse_mma_instruction(binary: bytes) -> dict:
@@ -60,10 +61,11 @@ def parse_mma_instruction(binary: bytes) -> dict:
     value_type: dict[int, int] = {}
     sg = None
     mma = None
+    words = words.tolist()  # plain ints: one conversion, not one per instruction
     i = 5
-    while i < words.size:
-        wc, op = int(words[i]) >> 16, int(words[i]) & 0xFFFF
-        w = [int(x) for x in words[i + 1 : i + wc]]
+    while i < len(words):
+        wc, op = words[i] >> 16, words[i] & 0xFFFF
+        w = words[i + 1 : i + wc]
         if wc == 0:
             raise CaseError("malformed SPIR-V module (word count 0)")
         if op == _OP_TYPE_INT:
@@ -99,6 +101,11 @@ def parse_mma_instruction(binary: bytes) -> dict:
 
 
 def _sext(v: np.ndarray, bits: int) -> np.ndarray:
+    if v.dtype.kind in "ui" and bits in (8, 16, 32):  # the low bits, read as two's complement
+        return v.astype(f"u{bits // 8}").view(f"i{bits // 8}").astype(np.int64)
+    if v.dtype.kind in "ui" and bits < 8:  # sign bit moved to bit 7, shifted back arithmetically
+        up = (v.astype(np.uint8) << np.uint8(8 - bits)).view(np.int8)
+        return (up >> np.int8(8 - bits)).astype(np.int64)
     v = v.astype(np.int64) & ((1 << bits) - 1)
     return np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
 
@@ -163,10 +170,21 @@ class SpirvEmulation:
     def _spv_unpack(words: np.ndarray, word_bits: int, ebits: int) -> np.ndarray:
         """(..., n) words -> (..., n * word_bits/ebits) elements, low bits first."""
         per = word_bits // ebits
+        if ebits in (4, 8, 16) and word_bits in (8, 16, 32, 64) and ebits < word_bits:
+            # the word's little-endian bytes / halfwords (nibbles: low one of each byte first)
+            w = np.ascontiguousarray(words, dtype=f"<u{word_bits // 8}").view(f"<u{max(ebits, 8) // 8}")
+            if ebits == 4:
+                nib = np.empty((*w.shape, 2), dtype=np.uint8)
+                np.bitwise_and(w, np.uint8(0xF), out=nib[..., 0])
+                np.right_shift(w, np.uint8(4), out=nib[..., 1])
+                w = nib
+            return w.reshape(*words.shape[:-1], words.shape[-1] * per)
         w = words.astype(np.uint64)
-        shifts = np.arange(per, dtype=np.uint64) * np.uint64(ebits)
-        parts = (w[..., None] >> shifts) & np.uint64((1 << ebits) - 1)
-        return parts.reshape(*w.shape[:-1], w.shape[-1] * per)
+        out = np.empty((*w.shape, per), dtype=np.uint64)
+        for t in range(per):  # one full-size shift per element slot
+            np.right_shift(w, np.uint64(t * ebits), out=out[..., t])
+            out[..., t] &= np.uint64((1 << ebits) - 1)
+        return out.reshape(*w.shape[:-1], w.shape[-1] * per)
 
     def _spv_matrix_a(self, a: np.ndarray, info: dict, el: tuple) -> np.ndarray:
         """Registers (S, N, comps) -> A values (S, M, K)."""
@@ -217,7 +235,9 @@ class SpirvEmulation:
         elif kind == "int":
             with np.errstate(invalid="ignore", over="ignore"):
                 iv = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0) if d.dtype.kind == "f" else d
-                out = iv.astype(np.int64) & ((1 << bits) - 1)
+                out = iv.astype(np.int64, copy=False) & ((1 << bits) - 1)
+            # non-negative after the mask: the int64 bits are the uint64 ones
+            return np.ascontiguousarray(out.transpose(0, 2, 1)).view(np.uint64)
         elif bits == 16:
             with np.errstate(over="ignore"):
                 out = d.astype(np.float16).view(np.uint16)
@@ -229,28 +249,40 @@ class SpirvEmulation:
     def run_spirv_intel_mma(self, case, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         """a (S, N, a_comps), b (S, N, b_comps), c (S, N, M) raw container bits
         -> Result registers (S, N, M)."""
-        binary = self._spirv_module(case)
-        info = _PARSED.get(binary)
+        key = getattr(case, "module_key", None)  # what the module text depends on (not the tier)
+        info = _BY_MODULE.get(key) if key is not None else None
         if info is None:
-            info = _PARSED.setdefault(binary, parse_mma_instruction(binary))
+            binary = self._spirv_module(case)
+            info = _PARSED.get(binary)
+            if info is None:
+                info = _PARSED.setdefault(binary, parse_mma_instruction(binary))
+            if key is not None:
+                _BY_MODULE[key] = info
         lit = info["literal"]
         if info["N"] != a.shape[1]:
             raise CaseError(f"module wants subgroup size {info['N']}, launched with {a.shape[1]}")
-        ea, eb = self._spv_element(lit, 0, info["A"]), self._spv_element(lit, 1, info["B"])
+        elements = self.__dict__.setdefault("_spv_elements", {})  # per module: faults fixed per device
+        key = (lit, info["A"], info["B"])
+        if key not in elements:
+            elements[key] = (self._spv_element(lit, 0, info["A"]), self._spv_element(lit, 1, info["B"]))
+        ea, eb = elements[key]
         A = self._spv_matrix_a(np.asarray(a), info, ea)
         B = self._spv_matrix_b(np.asarray(b), info, eb)
         if A.shape[2] != B.shape[1]:
             raise CaseError(f"A gives {A.shape[2]} columns but B {B.shape[1]} rows (K Dim {info['K']})")
         C = self._spv_accumulator(np.asarray(c), info, lit)
         if ea[0] == "int" and eb[0] == "int":
-            D = np.matmul(A.astype(np.int64), B.astype(np.int64)) + (
-                C.astype(np.int64) if C.dtype.kind == "i" else C
+            from cts.backends.emulator import int_matmul
+
+            D = int_matmul(A, B, (1 << ea[1], 1 << eb[1])) + (
+                C.astype(np.int64, copy=False) if C.dtype.kind == "i" else C
             )
         elif getattr(self, "model", None) is not None:  # --emulator-model: the same modelled device
             D = self._spv_modelled(A, B, C, ea[0], info, lit)
         else:
-            with np.errstate(invalid="ignore", over="ignore"):
-                D = (A[:, :, :, None].astype(np.float64) * B[:, None, :, :]).sum(axis=2) + C
+            from cts.backends.emulator import float_mad
+
+            D = float_mad(A, B, C)
         return self._spv_result(D, info, lit)
 
     def _spv_modelled(self, A, B, C, a_type: str, info: dict, lit: int) -> np.ndarray:

@@ -24,7 +24,7 @@ import numpy as np
 
 from cts.backends.base import Backend, DeviceInfo
 
-__all__ = ["EmulatorBackend", "FAULTS", "all_faults"]
+__all__ = ["EmulatorBackend", "FAULTS", "all_faults", "float_mad", "int_matmul"]
 
 FAULTS: dict[str, str] = {
     "a_column_order": "A columns taken from invocations in reverse order",
@@ -46,9 +46,63 @@ FAULTS: dict[str, str] = {
 }
 
 
+_NARROW_INTS = {8: (np.uint8, np.int8), 16: (np.uint16, np.int16), 32: (np.uint32, np.int32)}
+
+
 def _sext(v: np.ndarray, bits: int) -> np.ndarray:
+    if v.dtype.kind in "ui" and bits in _NARROW_INTS:  # the low bits, read as two's complement
+        u, i = _NARROW_INTS[bits]
+        return v.astype(u).view(i).astype(np.int64)
+    if v.dtype.kind in "ui" and bits < 8:  # move the sign bit to bit 7, shift back arithmetically
+        up = (v.astype(np.uint8) << np.uint8(8 - bits)).view(np.int8)
+        return (up >> np.int8(8 - bits)).astype(np.int64)
     v = v.astype(np.int64) & ((1 << bits) - 1)
     return np.where(v >= (1 << (bits - 1)), v - (1 << bits), v)
+
+
+def int_matmul(A: np.ndarray, B: np.ndarray, limits: tuple[int, int] | None = None) -> np.ndarray:
+    """Exact int64 A (S,M,K) @ B (S,K,N).  Where every product and partial sum
+    stays below 2^24 (2^53) in magnitude, the float32 (float64) BLAS product
+    is exact in any summation order and far faster than numpy's integer
+    matmul loops.  ``limits``: bounds of |a| and |b| the caller knows (the
+    element widths), else they are measured."""
+    A = np.asarray(A).astype(np.int64, copy=False)
+    B = np.asarray(B).astype(np.int64, copy=False)
+    if A.size and B.size:
+        if limits is None:
+            limits = (max(-int(A.min()), int(A.max())), max(-int(B.min()), int(B.max())))
+        bound = A.shape[-1] * limits[0] * limits[1]
+        for limit, ftype in ((1 << 24, np.float32), (1 << 53, np.float64)):
+            if bound < limit:
+                return np.matmul(A.astype(ftype), B.astype(ftype)).astype(np.int64)
+    return np.matmul(A, B)
+
+
+def float_mad(A: np.ndarray, B: np.ndarray, C) -> np.ndarray:
+    """sum_k A[:, m, k] * B[:, k, n] + C in float64, this device's way: from
+    +0, the products of one k at a time added in k order 0, 1, ..., K-1, then
+    C.  Finite operands that are multiples of 2^-12 with K*max|a|*max|b| <
+    2^29 have exact partial sums, whatever the order: those go through one
+    BLAS product (its zero sums made +0, as the k loop would leave them)."""
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    if A.ndim == 3 and B.ndim == 3 and A.size and B.size:
+        amax, bmax = float(np.max(np.abs(A))), float(np.max(np.abs(B)))
+        if np.isfinite(amax) and np.isfinite(bmax) and A.shape[2] * amax * bmax < 2.0**29:
+            a12, b12 = A * 4096.0, B * 4096.0
+            if np.array_equal(a12, np.trunc(a12)) and np.array_equal(b12, np.trunc(b12)):
+                acc = np.matmul(A, B)
+                acc[acc == 0] = 0.0
+                with np.errstate(invalid="ignore", over="ignore"):
+                    return acc + C
+    shape = np.broadcast_shapes(A.shape[:2] + (1,), B.shape[:1] + (1,) + B.shape[2:])
+    acc = np.zeros(shape)
+    t = np.empty(shape)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for k in range(A.shape[2]):
+            np.multiply(A[:, :, k, None], B[:, None, k, :], out=t)
+            acc += t
+        return acc + C
 
 
 class IntelEmulation:
@@ -99,10 +153,25 @@ class IntelEmulation:
         """(..., n) words of word_bits -> (..., n*per) element bits, lower
         elements from lower bits (or reversed when ``reverse``)."""
         per = word_bits // ebits
+        if ebits in (4, 8, 16) and word_bits in (8, 16, 32, 64) and ebits < word_bits:
+            # the little-endian bytes (halfwords) of each word, lowest first; a byte's low nibble first
+            w = np.ascontiguousarray(words, dtype=f"<u{word_bits // 8}").view(f"<u{max(ebits, 8) // 8}")
+            if ebits == 4:
+                nib = np.empty((*w.shape, 2), dtype=np.uint8)
+                np.bitwise_and(w, np.uint8(0xF), out=nib[..., 0])
+                np.right_shift(w, np.uint8(4), out=nib[..., 1])
+                w = nib
+            parts = w.reshape(*words.shape, per)
+            if reverse:
+                parts = parts[..., ::-1]
+            return parts.reshape(*words.shape[:-1], words.shape[-1] * per)
         w = words.astype(np.uint64) & np.uint64((1 << word_bits) - 1)
-        order = range(per - 1, -1, -1) if reverse else range(per)
-        parts = [(w >> np.uint64(t * ebits)) & np.uint64((1 << ebits) - 1) for t in order]
-        return np.stack(parts, axis=-1).reshape(*w.shape[:-1], w.shape[-1] * per)
+        out = np.empty((*w.shape, per), dtype=np.uint64)
+        for i in range(per):
+            t = per - 1 - i if reverse else i
+            np.right_shift(w, np.uint64(t * ebits), out=out[..., i])
+            out[..., i] &= np.uint64((1 << ebits) - 1)
+        return out.reshape(*w.shape[:-1], w.shape[-1] * per)
 
     # --- A: this invocation's view after broadcasting from invocation j ----
     def _a_matrix(self, a: np.ndarray, case, rows: int) -> np.ndarray:
@@ -174,10 +243,8 @@ class IntelEmulation:
 
     def _mad(self, A: np.ndarray, B: np.ndarray, C: np.ndarray, is_int: bool) -> np.ndarray:
         if is_int:
-            return np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64)
-        with np.errstate(invalid="ignore", over="ignore"):
-            prods = A[:, :, :, None] * B[:, None, :, :]
-            return prods.sum(axis=2) + C
+            return int_matmul(A, B, (1 << 8, 1 << 8)) + C.astype(np.int64)  # elements of <= 8 bits
+        return float_mad(A, B, C)
 
     # --- families ---------------------------------------------------------
     def run_intel_mma(self, case, a, b, c):

@@ -438,10 +438,12 @@ def owner_from_mapping(idx: np.ndarray, rows: int, cols: int) -> np.ndarray:
     """(sg, length) element indices -> (rows, cols, 2) first (invocation, index).
     Shared by the backends that report a matrix's element mapping (emulator,
     Vulkan) and the cooperative-matrix runner."""
-    owner = np.full((rows * cols, 2), -1, dtype=np.int64)
-    for inv in range(idx.shape[0]):
-        for j in range(idx.shape[1]):
-            e = int(idx[inv, j])
-            if 0 <= e < rows * cols and owner[e, 0] < 0:
-                owner[e] = (inv, j)
+    n = rows * cols
+    idx = np.asarray(idx)
+    owner = np.full((n, 2), -1, dtype=np.int64)
+    flat = idx.reshape(-1).astype(np.int64)
+    slot = np.flatnonzero((flat >= 0) & (flat < n))  # row-major (invocation, index) order
+    elems, first = np.unique(flat[slot], return_index=True)  # first slot holding each element
+    inv, j = np.divmod(slot[first], max(1, idx.shape[1]))
+    owner[elems, 0], owner[elems, 1] = inv, j
     return owner.reshape(rows, cols, 2)

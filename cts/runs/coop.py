@@ -23,6 +23,7 @@ import contextvars
 import weakref
 from dataclasses import replace
 
+import ml_dtypes
 import numpy as np
 
 from cts.check import Verdict, compare
@@ -43,7 +44,7 @@ from cts.families.coop import (
 )
 from cts.runs.intel import RunResult
 from reference import coop as rc
-from reference.data import case_rng, mma_operands
+from reference.data import case_rng, choose, mma_operands
 from reference.dtypes import ElemType, etype
 from reference.mma import mma_float
 from reference.tolerance import PROFILES, Profile, float_close, flush_subnormals, mma_float_bound
@@ -91,8 +92,20 @@ def _kind(t: ElemType) -> str:
     return "float" if t.is_float else t.kind
 
 
+_FLOAT_NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
+
+
 def _bits(v: np.ndarray, t: ElemType) -> np.ndarray:
-    return t.encode(v).astype(storage_dtype(t.name))
+    """t.encode(v) in the storage dtype (floats cast straight to the storage
+    width, integers wrapped by the narrowing cast: the same bits)."""
+    v = np.asarray(v)
+    store = storage_dtype(t.name)
+    if t.name in _FLOAT_NP:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(v, dtype=np.float64).astype(_FLOAT_NP[t.name]).view(store)
+    if not t.is_float and v.dtype.kind in "ui" and t.bits == np.dtype(store).itemsize * 8:
+        return v.astype(store)
+    return t.encode(v).astype(store)
 
 
 def _random_finite_bits(rng, t: ElemType, shape) -> np.ndarray:
@@ -119,18 +132,22 @@ def _away_from_zero(v: np.ndarray, t: ElemType, floor: float = 0.125) -> np.ndar
 
 def _random(rng, t: ElemType, shape) -> np.ndarray:
     if t.is_float:
-        mag = rng.uniform(-4, 4, size=shape) * 2.0 ** rng.uniform(-3, 3, size=shape)
+        mag = rng.uniform(-4, 4, size=shape) * np.exp2(rng.uniform(-3, 3, size=shape))
         return t.round(mag)
     return rng.integers(t.min, t.max + 1, size=shape, dtype=np.int64) if t.bits < 64 else None
 
 
 def _exact_verdict(exp_bits, act_bits, t: ElemType, rule="E") -> Verdict:
-    e = np.asarray(exp_bits).astype(np.uint64) & np.uint64(t.mask)
-    a = np.asarray(act_bits).astype(np.uint64) & np.uint64(t.mask)
+    e, a = np.asarray(exp_bits), np.asarray(act_bits)
+    if not (e.dtype == a.dtype and e.dtype.kind == "u" and e.dtype.itemsize * 8 == t.bits):
+        # bits of the type's own width need no mask; others are masked in uint64
+        e = e.astype(np.uint64) & np.uint64(t.mask)
+        a = a.astype(np.uint64) & np.uint64(t.mask)
     ok = e == a
-    if t.is_float:
-        ev, av = t.decode(e), t.decode(a)
-        ok |= (ev == av) | (np.isnan(ev) & np.isnan(av))
+    if t.is_float and not ok.all():  # other bits, same value: +0 == -0, NaN == NaN
+        differ = ~ok
+        ev, av = t.decode(e[differ]), t.decode(a[differ])
+        ok[differ] = (ev == av) | (np.isnan(ev) & np.isnan(av))
     return compare(e, a, t, ok, rule if t.is_float else "I", _nowhere)
 
 
@@ -178,8 +195,8 @@ def _length(case: CoopCase, backend, rng, S) -> RunResult:
         valid = (mapping >= 0) & (mapping < n)
         if not valid.all():
             notes.append(f"{int((~valid).sum())} extracted elements are not matrix elements")
-        for s in range(S):
-            np.add.at(counts[s], mapping[s][valid[s]], 1)
+        held_at = (np.arange(S)[:, None, None] * n + mapping)[valid]  # (subgroup, element) per slot
+        counts = np.bincount(held_at, minlength=S * n).reshape(S, n)
         m0 = mapping[0]
         notes.append(
             f"length {length} x {case.sg} invocations = {length * case.sg} slots for {n} elements; "
@@ -189,7 +206,7 @@ def _length(case: CoopCase, backend, rng, S) -> RunResult:
                 for i in range(min(case.sg, 4))
             )
         )
-        if not all((mapping[s] == m0).all() for s in range(S)):
+        if not (mapping == m0).all():
             notes.append("the mapping differs between subgroups")
     held = np.minimum(counts, 1).reshape(S, m.rows, m.cols)
     u32 = etype("u32")
@@ -268,11 +285,11 @@ def _convert_inputs(rng, t: ElemType, d: ElemType, shape) -> np.ndarray:
     -> int truncates; negative -> unsigned avoided), finite, normal."""
     if t.is_float:
         if d.is_float:
-            mag = 2.0 ** rng.uniform(-6, 6, size=shape)
-            return t.round(mag * rng.choice([-1.0, 1.0], size=shape))
+            mag = np.exp2(rng.uniform(-6, 6, size=shape))
+            return t.round(mag * choose(rng, [-1.0, 1.0], size=shape))
         hi = min(d.max, t.max_finite / 2, 1e6)
         lo = 0 if d.kind == "uint" else max(d.min, -hi)
-        return t.round(rng.uniform(lo, hi, size=shape) * rng.choice([1.0, 2.0**-8], size=shape))
+        return t.round(rng.uniform(lo, hi, size=shape) * choose(rng, [1.0, 2.0**-8], size=shape))
     if d.is_float:
         lim = min(t.max, d.max_finite / 2)
         return rng.integers(max(t.min, -lim), lim + 1, size=shape, dtype=np.int64)
@@ -288,7 +305,7 @@ def _elementwise(case, backend, rng, S, t, shape, flat, kind) -> RunResult:
         if op == "mul":
             y = np.trunc(y / 2)  # integers: the product keeps <= 6 significant bits
         if op == "div":
-            y = rng.choice([-4.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 4.0], size=shape)
+            y = choose(rng, [-4.0, -2.0, -1.0, -0.5, 0.5, 1.0, 2.0, 4.0], size=shape)
             x = x * y  # exact quotient
     elif t.is_float:
         # |x|, |y| >= 1/8: no result is subnormal (products >= 2^-6, quotients >= 2^-6, and sums
@@ -296,7 +313,7 @@ def _elementwise(case, backend, rng, S, t, shape, flat, kind) -> RunResult:
         # Vulkan lets a device flush subnormal results unless DenormPreserve is declared
         x, y = (_away_from_zero(_random(rng, t, shape), t) for _ in range(2))
         if op == "div":  # |y| >= 1/4: the quotient stays far from overflow
-            y = t.round(rng.choice([-1.0, 1.0], size=shape) * 2.0 ** rng.uniform(-2, 3, size=shape))
+            y = t.round(choose(rng, [-1.0, 1.0], size=shape) * np.exp2(rng.uniform(-2, 3, size=shape)))
     else:
         x = _small(rng, t, shape) if exact else _random(rng, t, shape)
         y = _small(rng, t, shape) if exact else _random(rng, t, shape)

@@ -170,10 +170,14 @@ def run_intel_mma(
 
 
 def _onehot_hint(case, A, B, C, D_bits, acc_t):
-    """Explain a one-hot mismatch: which input element the device used."""
-    D = acc_t.decode(D_bits)
+    """Explain a one-hot mismatch: which input element the device used (the
+    result decoded only when a mismatch asks)."""
+    decoded: list = []
 
     def hint(s, r, c):
+        if not decoded:
+            decoded.append(acc_t.decode(D_bits))
+        D = decoded[0]
         got = D[s, r, c] - C[s, r, c]
         if D[s, r, c] == (A[s] @ B[s])[r, c]:
             return "accumulator was not added"

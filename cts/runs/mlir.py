@@ -34,7 +34,7 @@ from cts.check import Verdict, compare
 from cts.errors import CaseError
 from cts.families.mlir import OBSERVE_C
 from reference import mlir as ref
-from reference.data import case_rng
+from reference.data import case_rng, choose
 from reference.dtypes import etype
 
 __all__ = ["run_mlir", "NP", "ETYPE", "MlirResult", "SUBGROUPS"]
@@ -63,15 +63,16 @@ class MlirResult:
 def _distinct(rng, elem: str, shape, lo_mag: int = 0) -> np.ndarray:
     """Distinct exactly representable values per row of the batch."""
     P, n = shape[0], int(np.prod(shape[1:]))
-    out = np.empty((P, n), dtype=np.float64)
-    for p in range(P):
-        if elem == "si8":
-            out[p] = rng.permutation(256)[:n] - 128
-        elif elem == "ui8":
-            out[p] = rng.permutation(256)[:n]
-        elif elem == "f16":
-            out[p] = rng.permutation(4096)[:n] - 2048 + lo_mag
-        else:
+    # small populations: one permutation per row, the rows shuffled one after the
+    # other by ``permuted`` exactly as ``permutation`` row by row would
+    small = {"si8": (256, -128), "ui8": (256, 0), "f16": (4096, -2048 + lo_mag)}
+    if elem in small:
+        size, shift = small[elem]
+        perms = rng.permuted(np.broadcast_to(np.arange(size), (P, size)), axis=1)
+        out = (perms[:, :n] + shift).astype(np.float64)
+    else:
+        out = np.empty((P, n), dtype=np.float64)
+        for p in range(P):
             out[p] = rng.choice(1 << 20, size=n, replace=False) - (1 << 19)
     return out.reshape(shape).astype(NP[elem])
 
@@ -243,18 +244,18 @@ def _ew_operands(case, rng, shape):
         y = np.where(y == 0, 3, y)
         y = np.where((x == -(2**31)) & (y == -1), 5, y)
         small = rng.random(shape) < 0.3  # exact quotients and small products too
-        y = np.where(small, rng.integers(1, 9, size=shape) * rng.choice([-1, 1], size=shape), y)
+        y = np.where(small, rng.integers(1, 9, size=shape) * choose(rng, [-1, 1], shape), y)
         return [x.astype(np.int32), y.astype(np.int32)]
     if kind == "f32->f16":  # f32 values that need rounding to f16, with ties
         m = rng.integers(1 << 23, 1 << 24, size=shape)
         tie = rng.random(shape) < 0.25
         m = np.where(tie, (m & ~0x1FFF) | 0x1000, m)
-        x = m * 2.0 ** rng.integers(-33, -13, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+        x = m * 2.0 ** rng.integers(-33, -13, size=shape) * choose(rng, [-1.0, 1.0], shape)
         return [x.astype(np.float32)]
     t = NP[e]
     mag = 2.0 ** rng.uniform(-6, 6, size=shape)
-    x = (mag * rng.choice([-1.0, 1.0], size=shape)).astype(t)
-    y = (2.0 ** rng.uniform(-6, 6, size=shape) * rng.choice([-1.0, 1.0], size=shape)).astype(t)
+    x = (mag * choose(rng, [-1.0, 1.0], shape)).astype(t)
+    y = (2.0 ** rng.uniform(-6, 6, size=shape) * choose(rng, [-1.0, 1.0], shape)).astype(t)
     x = np.where(x == 0, t(1), x)
     y = np.where(y == 0, t(2), y)
     return [x, y][: ref.ELEMENTWISE[op][0]]

@@ -42,6 +42,27 @@ def _float_specials(name: str) -> list[int]:
     return [0, sign, exp_all, exp_all | sign, 1, sign | 1]  # +-0, +-inf, +-denorm_min
 
 
+def _distinct(rng: np.random.Generator, n: int, rows: int, L: int) -> np.ndarray:
+    """(rows, L) values of [0, n), distinct within each row, uniformly random
+    (every L-subset in every order equally likely).  Small n: the first L of
+    a random permutation of 0..n-1 per row; large n: draws with replacement,
+    a repeated value drawn again until no row repeats one."""
+    if L > n:
+        raise ValueError(f"cannot draw {L} distinct values of {n}")
+    if n <= 4096:
+        return rng.permuted(np.broadcast_to(np.arange(n), (rows, n)), axis=1)[:, :L]
+    x = rng.integers(0, n, size=(rows, L))
+    while True:
+        s = np.sort(x, axis=1)
+        bad = np.flatnonzero((s[:, 1:] == s[:, :-1]).any(axis=1))
+        if not bad.size:
+            return x
+        for r in bad.tolist():  # few rows: L*L/2n repeats expected per row
+            seen: set = set()
+            again = [j for j, v in enumerate(x[r].tolist()) if v in seen or seen.add(v)]
+            x[r, again] = rng.integers(0, n, size=len(again))
+
+
 def rotate_values(case, G: int, L: int, rng: np.random.Generator) -> np.ndarray:
     """(G, L, W) raw bits, distinct within each work-group where the type has
     room (8-bit: a permutation), finite floats with +-0, +-inf, subnormals
@@ -51,11 +72,8 @@ def rotate_values(case, G: int, L: int, rng: np.random.Generator) -> np.ndarray:
     if g.kind == "bool":
         return rng.integers(0, 2, size=shape).astype(np.uint64)
     bits = g.bits
-    if bits <= 16:
-        out = np.empty(shape, dtype=np.uint64)
-        for i in range(G):
-            for c in range(W):  # distinct per component (L <= 160 < 256)
-                out[i, :, c] = rng.choice(1 << bits, size=L, replace=False)
+    if bits <= 16:  # distinct per work-group and component (L <= 160 < 256)
+        out = _distinct(rng, 1 << bits, G * W, L).reshape(G, W, L).transpose(0, 2, 1).astype(np.uint64)
     else:
         out = rng.integers(0, 1 << 62, size=shape, dtype=np.int64).astype(np.uint64)
         out = (out << np.uint64(2)) ^ rng.integers(0, 4, size=shape).astype(np.uint64)
@@ -71,11 +89,62 @@ def rotate_values(case, G: int, L: int, rng: np.random.Generator) -> np.ndarray:
     return out
 
 
+def _consecutive_subgroups(sg_id, sg_lid, sg_size) -> bool:
+    """Sufficient for :func:`_subgroups_well_formed`, and what devices report:
+    each work-group's work-items form runs of consecutive items with local
+    ids 0, 1, ..., size-1 and one subgroup id and size per run, the runs'
+    subgroup ids strictly increasing (so no subgroup is split over runs)."""
+    sid, lid, size = (np.asarray(x) for x in (sg_id, sg_lid, sg_size))
+    if sid.shape[1] == 0 or not (lid[:, 0] == 0).all():
+        return sid.shape[1] == 0
+    new = lid[:, 1:] == 0  # item i+1 starts a run
+    same = (lid[:, 1:] == lid[:, :-1] + 1) & (sid[:, 1:] == sid[:, :-1]) & (size[:, 1:] == size[:, :-1])
+    if not (new | same).all():
+        return False
+    last = np.ones(lid.shape, dtype=bool)
+    last[:, :-1] = new  # an item followed by a run start (or the group's end) ends its run
+    if not (lid[last] == size[last] - 1).all():
+        return False
+    starts = np.zeros(lid.shape, dtype=bool)
+    starts[:, 0] = True
+    starts[:, 1:] = new
+    run_sid = np.where(starts, sid, np.iinfo(np.int64).min).astype(np.int64)
+    prev = np.maximum.accumulate(run_sid, axis=1)  # the latest run start's subgroup id, per item
+    return bool((sid[:, 1:][new] > prev[:, :-1][new]).all())
+
+
+def _subgroups_well_formed(sg_id, sg_lid, sg_size) -> bool:
+    """True when every (work-group, subgroup) reports one size and the local
+    ids 0 .. size-1 each exactly once: the per-subgroup test of
+    :func:`_check_map`, vectorized (sort by group, subgroup, local id; each
+    run of one subgroup must then read 0, 1, ..., size-1 with one size)."""
+    G, L = sg_id.shape
+    if G * L == 0:
+        return True
+    grp = np.repeat(np.arange(G), L)
+    sid, lid, size = (np.asarray(x).reshape(-1).astype(np.int64) for x in (sg_id, sg_lid, sg_size))
+    order = np.lexsort((lid, sid, grp))
+    grp, sid, lid, size = grp[order], sid[order], lid[order], size[order]
+    start = np.ones(grp.size, dtype=bool)
+    start[1:] = (grp[1:] != grp[:-1]) | (sid[1:] != sid[:-1])
+    first = np.flatnonzero(start)
+    run = np.repeat(first, np.diff(np.append(first, grp.size)))
+    pos = np.arange(grp.size) - run  # position inside the subgroup's run
+    last = np.append(first[1:], grp.size) - 1
+    return bool(
+        np.array_equal(lid, pos)
+        and np.array_equal(size, size[run])
+        and np.array_equal(pos[last], size[last] - 1)
+    )
+
+
 def _check_map(case, sg_id, sg_lid, sg_size, sg_max) -> list[str]:
     """The reported subgroups must be well formed: one size per subgroup,
     local ids 0 .. size-1 each exactly once, maximum = the required size."""
     problems = []
     G, L = sg_id.shape
+    well_formed = _consecutive_subgroups(sg_id, sg_lid, sg_size)
+    well_formed = well_formed or _subgroups_well_formed(sg_id, sg_lid, sg_size)
     bad_max = np.argwhere(sg_max != case.sg)
     if bad_max.size:
         g, i = bad_max[0]
@@ -83,7 +152,7 @@ def _check_map(case, sg_id, sg_lid, sg_size, sg_max) -> list[str]:
             f"work-item {i} of group {g} reports max subgroup size {int(sg_max[g, i])}, "
             f"the kernel requires {case.sg}"
         )
-    for g in range(G):
+    for g in range(0 if well_formed else G):  # the loop names the first bad subgroups
         for k in np.unique(sg_id[g]):
             sel = sg_id[g] == k
             sizes = np.unique(sg_size[g][sel])
@@ -100,14 +169,14 @@ def _check_map(case, sg_id, sg_lid, sg_size, sg_max) -> list[str]:
     # device forming subgroups of one work-item would have every read land on
     # an "inactive" lane: nothing checked, a vacuous pass.
     need = (L // case.sg) * case.sg
-    for g in range(G):
-        full = int((sg_size[g] == case.sg).sum())
-        if full < need:
-            problems.append(
-                f"group {g}: only {full} of its {L} work-items are in subgroups of the required size "
-                f"{case.sg} (expected at least {need}: all but the last partial subgroup)"
-            )
-            break
+    fulls = (np.asarray(sg_size) == case.sg).sum(axis=1)
+    short = np.flatnonzero(fulls < need)
+    if short.size:
+        g = int(short[0])
+        problems.append(
+            f"group {g}: only {int(fulls[g])} of its {L} work-items are in subgroups of the required size "
+            f"{case.sg} (expected at least {need}: all but the last partial subgroup)"
+        )
     return problems
 
 

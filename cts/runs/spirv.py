@@ -84,7 +84,7 @@ def run_spirv_intel_mma(
     def where(s, r, c):  # Result element (r, c) lives in invocation c, component r
         return c, r
 
-    hint = _onehot_hint(A, B, C, r_t.decode(D_bits)) if case.tier == "onehot" else None
+    hint = _onehot_hint(A, B, C, D_bits, r_t) if case.tier == "onehot" else None
     if not a_t.is_float:
         exp_bits = r_t.encode(mma_int(A, B, C, r_t.bits))
         v = compare(exp_bits, D_bits, r_t, exp_bits == D_bits, "I", where, hint=hint)
@@ -128,10 +128,15 @@ def _noted(case, result: SpirvRunResult) -> SpirvRunResult:
     return result
 
 
-def _onehot_hint(A, B, C, D):
-    """One-hot tier: name the input element a wrong Result element used."""
+def _onehot_hint(A, B, C, D_bits, r_t):
+    """One-hot tier: name the input element a wrong Result element used
+    (the Result decoded only when a mismatch asks)."""
+    decoded: list = []
 
     def hint(s: int, r: int, c: int) -> str:
+        if not decoded:
+            decoded.append(r_t.decode(D_bits))
+        D = decoded[0]
         got = D[s, r, c] - C[s, r, c]
         hot = np.flatnonzero(A[s, r])
         if hot.size == 1:  # D[r, c] should be B[k, c] + C[r, c]
@@ -220,8 +225,9 @@ def run_builtin_crosscheck(case, backend, seed: int, subgroups: int = SUBGROUPS_
     got = layout.c_from_registers(d_spirv) & np.uint64(r_t.mask)
     want = layout.c_from_registers(d_builtin) & np.uint64(r_t.mask)
     same = got == want
-    if r_t.is_float:  # any NaN matches any NaN
-        same |= np.isnan(r_t.decode(got)) & np.isnan(r_t.decode(want))
+    if r_t.is_float and not same.all():  # any NaN matches any NaN
+        differ = ~same
+        same[differ] = np.isnan(r_t.decode(got[differ])) & np.isnan(r_t.decode(want[differ]))
     v = compare(want, got, r_t, same, "X", lambda _s, r, c: (c, r))
     v.notes.append(f"expected = {builtin.builtin} on the same inputs")
     return SpirvRunResult(v, ops, want, got)
