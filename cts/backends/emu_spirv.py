@@ -235,7 +235,9 @@ class SpirvEmulation:
         elif kind == "int":
             with np.errstate(invalid="ignore", over="ignore"):
                 iv = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0) if d.dtype.kind == "f" else d
-                out = iv.astype(np.int64) & ((1 << bits) - 1)
+                out = iv.astype(np.int64, copy=False) & ((1 << bits) - 1)
+            # non-negative after the mask: the int64 bits are the uint64 ones
+            return np.ascontiguousarray(out.transpose(0, 2, 1)).view(np.uint64)
         elif bits == 16:
             with np.errstate(over="ignore"):
                 out = d.astype(np.float16).view(np.uint16)
@@ -259,7 +261,11 @@ class SpirvEmulation:
         lit = info["literal"]
         if info["N"] != a.shape[1]:
             raise CaseError(f"module wants subgroup size {info['N']}, launched with {a.shape[1]}")
-        ea, eb = self._spv_element(lit, 0, info["A"]), self._spv_element(lit, 1, info["B"])
+        elements = self.__dict__.setdefault("_spv_elements", {})  # per module: faults fixed per device
+        key = (lit, info["A"], info["B"])
+        if key not in elements:
+            elements[key] = (self._spv_element(lit, 0, info["A"]), self._spv_element(lit, 1, info["B"]))
+        ea, eb = elements[key]
         A = self._spv_matrix_a(np.asarray(a), info, ea)
         B = self._spv_matrix_b(np.asarray(b), info, eb)
         if A.shape[2] != B.shape[1]:
@@ -269,7 +275,7 @@ class SpirvEmulation:
             from cts.backends.emulator import int_matmul
 
             D = int_matmul(A, B, (1 << ea[1], 1 << eb[1])) + (
-                C.astype(np.int64) if C.dtype.kind == "i" else C
+                C.astype(np.int64, copy=False) if C.dtype.kind == "i" else C
             )
         elif getattr(self, "model", None) is not None:  # --emulator-model: the same modelled device
             D = self._spv_modelled(A, B, C, ea[0], info, lit)
