@@ -150,24 +150,41 @@ def main(argv: list[str]) -> int:
 
 
 def _warm_imports() -> None:
-    """Import what every shard imports (pytest, its plugins, numpy, the
-    suite) once, before forking: each shard then starts in milliseconds.
-    No device is opened here (backends open theirs inside each shard)."""
+    """Before forking, run one throw-away pytest session in this process
+    that collects (almost) nothing: it imports pytest's plugins (assertion
+    rewriting of every installed pytest plugin package, e.g. hypothesis,
+    costs seconds a process where no bytecode cache can be written), the
+    suite, numpy and the case modules, and builds the case spaces, so each
+    shard starts from them.  It runs on the emulator whatever the backend of
+    the sweep: no device is opened before the fork.  Best effort: any error
+    here only costs the shards their own start-up."""
     import importlib
 
-    for mod in (
-        "pytest",
-        "_pytest.python",
-        "_pytest.fixtures",
-        "xdist",
-        "pytest_timeout",
-        "numpy",
-        "cts.plugin",
-    ):
+    for mod in ("pytest", "numpy", "cts.plugin"):
         try:
             importlib.import_module(mod)
         except ImportError:
-            pass
+            return
+    import pytest
+
+    saved = os.dup(1), os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        pytest.main(["--co", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", "--no-report",
+                     "--backend", "emulator", "--shard", "1/1000000"])  # fmt: skip
+    except BaseException:  # noqa: BLE001  (warm-up only)
+        pass
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, null):
+            os.close(fd)
 
 
 class _Forked:
