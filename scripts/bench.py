@@ -3,7 +3,7 @@
 
     python scripts/bench.py                      # the emulator sweep: serial, -n 2, cts sweep -j 2 vs the floor
     python scripts/bench.py --jobs 2,4,8,16      # any job counts: pytest -n J and cts sweep -j J
-    python scripts/bench.py --slice 500          # memory: peak RSS of a 500-case slice vs the full sweep
+    python scripts/bench.py --slice 500          # memory: peak RSS of 500 cases (spread) vs the full sweep
     python scripts/bench.py -- cases/test_joint_matrix.py   # any pytest selection / options after --
     python scripts/bench.py --harness 8000       # the harness's own cost a case (no-op cases, real plugin)
     python scripts/bench.py --opencl             # OpenCL: Intel families on Intel's CPU runtime, cold/warm
@@ -237,18 +237,24 @@ def bench_harness(count: int) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def bench_slice(sel: list[str], first: int) -> None:
-    """Peak RSS of the full serial sweep vs its first ``first`` cases."""
+def bench_slice(sel: list[str], count: int) -> None:
+    """Peak RSS of the full serial sweep vs a slice of ``count`` cases spread
+    evenly over it (every family in it: the figure is growth with the number
+    of cases, not with the mix of families)."""
     ids = collect(sel)
     tmp = Path(tempfile.mkdtemp(prefix="cts-bench-"))
     try:
+        step = max(1, len(ids) // count)
         part = tmp / "slice.txt"
-        part.write_text("\n".join(ids[:first]) + "\n")
+        part.write_text("\n".join(ids[::step][:count]) + "\n")
         res = []
-        for label, args in ((f"first {first} cases", ["@" + str(part)]), (f"all {len(ids)} cases", sel)):
+        for label, args in (
+            (f"{count} cases (every {step}th)", ["@" + str(part)]),
+            (f"all {len(ids)} cases", sel),
+        ):
             dt, rss, text = measure([*PYTEST, *args, "-p", "no:xdist", f"--report-dir={tmp / 'r'}"], ROOT)
             res.append(rss)
-            print(f"{label:24s} {dt:6.1f} s  peak RSS {rss:5d} MB  [{summary(text)}]")
+            print(f"{label:28s} {dt:6.1f} s  peak RSS {rss:5d} MB  [{summary(text)}]")
         print(f"full / slice peak RSS: {res[1] / res[0]:.2f}x")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -298,7 +304,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--jobs", default="1,2", help="comma-separated job counts (1 = serial; default 1,2)")
     ap.add_argument("--no-shards", action="store_true", help="only pytest-xdist, not `cts sweep -j N`")
-    ap.add_argument("--slice", type=int, default=0, help="memory: peak RSS of the first N cases vs all")
+    ap.add_argument(
+        "--slice", type=int, default=0, help="memory: peak RSS of N cases spread over the sweep vs all"
+    )
     ap.add_argument(
         "--harness", type=int, default=0, help="the harness's own cost: N no-op cases vs the floor"
     )
