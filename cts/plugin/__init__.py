@@ -550,6 +550,9 @@ def pytest_runtest_makereport(item: pytest.Item, call):
             if props.get(key) not in (None, ""):
                 item.user_properties.append((f"cts_{key}", str(props[key])))
     journal_append(item.config, row, session=item.session)
+    for key in (RECORD, FIELDS):  # journaled: nothing of the case stays with its item
+        if key in item.stash:
+            del item.stash[key]
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
