@@ -33,7 +33,7 @@ from cts.report.journal import check_run_id, new_run_id
 
 __all__ = ["main"]
 
-_NO_PASS = ("-n", "--numprocesses", "--shard", "--journal-only", "--no-report", "-p")
+_OWN = ("-n", "--numprocesses", "--shard", "--journal-only")  # options the launcher sets itself
 
 
 def _option(args: list[str], name: str) -> str | None:
@@ -49,14 +49,12 @@ def _option(args: list[str], name: str) -> str | None:
 
 def _refuse(args: list[str]) -> str | None:
     """Options the launcher sets itself (one-line usage error)."""
-    for i, a in enumerate(args):
+    for a in args:
         flag = a.split("=", 1)[0]
-        if flag in _NO_PASS[:4] or re.fullmatch(r"-n\d+", a):
+        if flag in _OWN or re.fullmatch(r"-n\d+", a):
             return f"{flag}: the launcher shards the run itself (-j N); leave it out"
         if flag == "--no-report":
             return "--no-report: a sweep writes its journal (use pytest directly for a throw-away run)"
-        if a == "-p" and i + 1 < len(args) and args[i + 1].removeprefix("no:") == "xdist":
-            continue
     return None
 
 

@@ -26,6 +26,7 @@ import ml_dtypes
 import numpy as np
 
 from cts.backends.base import CaseError, Unsupported
+from cts.backends.emu_words import unpack_words
 
 __all__ = ["SpirvEmulation", "SPIRV_FAULTS", "parse_mma_instruction"]
 
@@ -166,26 +167,6 @@ class SpirvEmulation:
             return _sext(raw, bits) if signed else raw.astype(np.int64) & ((1 << bits) - 1)
         return _float_of(raw, fmt)
 
-    @staticmethod
-    def _spv_unpack(words: np.ndarray, word_bits: int, ebits: int) -> np.ndarray:
-        """(..., n) words -> (..., n * word_bits/ebits) elements, low bits first."""
-        per = word_bits // ebits
-        if ebits in (4, 8, 16) and word_bits in (8, 16, 32, 64) and ebits < word_bits:
-            # the word's little-endian bytes / halfwords (nibbles: low one of each byte first)
-            w = np.ascontiguousarray(words, dtype=f"<u{word_bits // 8}").view(f"<u{max(ebits, 8) // 8}")
-            if ebits == 4:
-                nib = np.empty((*w.shape, 2), dtype=np.uint8)
-                np.bitwise_and(w, np.uint8(0xF), out=nib[..., 0])
-                np.right_shift(w, np.uint8(4), out=nib[..., 1])
-                w = nib
-            return w.reshape(*words.shape[:-1], words.shape[-1] * per)
-        w = words.astype(np.uint64)
-        out = np.empty((*w.shape, per), dtype=np.uint64)
-        for t in range(per):  # one full-size shift per element slot
-            np.right_shift(w, np.uint64(t * ebits), out=out[..., t])
-            out[..., t] &= np.uint64((1 << ebits) - 1)
-        return out.reshape(*w.shape[:-1], w.shape[-1] * per)
-
     def _spv_matrix_a(self, a: np.ndarray, info: dict, el: tuple) -> np.ndarray:
         """Registers (S, N, comps) -> A values (S, M, K)."""
         S, N, comps = a.shape
@@ -199,7 +180,7 @@ class SpirvEmulation:
                 out[:, : vals.shape[2], :] = vals.transpose(0, 2, 1)
                 return out
             per_row = a[:, :, :M].transpose(0, 2, 1)  # (S, M, N): invocation = column group
-            return self._spv_values(self._spv_unpack(per_row, cbits, ebits), fmt, ebits, signed)
+            return self._spv_values(unpack_words(per_row, cbits, ebits), fmt, ebits, signed)
         f = N // K
         inv, comp = np.meshgrid(np.arange(N), np.arange(comps), indexing="ij")
         rows = f * comp + inv // K
@@ -215,7 +196,7 @@ class SpirvEmulation:
         if ebits > 16:
             cols = b
         else:
-            cols = self._spv_unpack(b, info["B"][1], ebits)
+            cols = unpack_words(b, info["B"][1], ebits)
         return self._spv_values(cols, fmt, ebits, signed).transpose(0, 2, 1)
 
     def _spv_accumulator(self, c: np.ndarray, info: dict, lit: int) -> np.ndarray:

@@ -23,6 +23,7 @@ import ml_dtypes
 import numpy as np
 
 from cts.backends.base import Backend, DeviceInfo
+from cts.backends.emu_words import unpack_words
 
 __all__ = ["EmulatorBackend", "FAULTS", "all_faults", "float_mad", "int_matmul"]
 
@@ -149,30 +150,6 @@ class IntelEmulation:
     def _bits(tname: str) -> int:
         return {"i8": 8, "u8": 8, "i4": 4, "u4": 4, "f16": 16, "bf16": 16, "tf32": 32}[tname]
 
-    def _unpack(self, words: np.ndarray, word_bits: int, ebits: int, reverse: bool) -> np.ndarray:
-        """(..., n) words of word_bits -> (..., n*per) element bits, lower
-        elements from lower bits (or reversed when ``reverse``)."""
-        per = word_bits // ebits
-        if ebits in (4, 8, 16) and word_bits in (8, 16, 32, 64) and ebits < word_bits:
-            # the little-endian bytes (halfwords) of each word, lowest first; a byte's low nibble first
-            w = np.ascontiguousarray(words, dtype=f"<u{word_bits // 8}").view(f"<u{max(ebits, 8) // 8}")
-            if ebits == 4:
-                nib = np.empty((*w.shape, 2), dtype=np.uint8)
-                np.bitwise_and(w, np.uint8(0xF), out=nib[..., 0])
-                np.right_shift(w, np.uint8(4), out=nib[..., 1])
-                w = nib
-            parts = w.reshape(*words.shape, per)
-            if reverse:
-                parts = parts[..., ::-1]
-            return parts.reshape(*words.shape[:-1], words.shape[-1] * per)
-        w = words.astype(np.uint64) & np.uint64((1 << word_bits) - 1)
-        out = np.empty((*w.shape, per), dtype=np.uint64)
-        for i in range(per):
-            t = per - 1 - i if reverse else i
-            np.right_shift(w, np.uint64(t * ebits), out=out[..., i])
-            out[..., i] &= np.uint64((1 << ebits) - 1)
-        return out.reshape(*w.shape[:-1], w.shape[-1] * per)
-
     # --- A: this invocation's view after broadcasting from invocation j ----
     def _a_matrix(self, a: np.ndarray, case, rows: int) -> np.ndarray:
         """a (S, N, comps) registers -> element values (S, rows, K)."""
@@ -184,7 +161,7 @@ class IntelEmulation:
             word = K * ebits // N
             # row m: concatenate invocations 0..N-1 of component m
             per_row = src[:, :, :rows].transpose(0, 2, 1)  # (S, rows, N)
-            elems = self._unpack(per_row, word, ebits, "a_bit_order" in f)  # (S, rows, K)
+            elems = unpack_words(per_row, word, ebits, "a_bit_order" in f)  # (S, rows, K)
             return self._elements(elems, case.a)
         # N > K: invocation i gives column i % K of row (N/K)*c + i // K
         fct = N // K
@@ -204,7 +181,7 @@ class IntelEmulation:
     def _b_matrix(self, b: np.ndarray, case) -> np.ndarray:
         """b (S, N, 8) 32-bit words, invocation n = column n -> (S, K, N)."""
         ebits = self._bits(case.b)
-        elems = self._unpack(b, 32, ebits, "b_vnni_row_order" in self.faults)  # (S, N, K)
+        elems = unpack_words(b, 32, ebits, "b_vnni_row_order" in self.faults)  # (S, N, K)
         return self._elements(elems, case.b).transpose(0, 2, 1)
 
     def _acc(self, c: np.ndarray, case) -> np.ndarray:

@@ -231,9 +231,14 @@ class Harness:
     def rerun_command(self, nodeid: str) -> str:
         """The pytest command that reruns one case under this configuration
         (the options part is built once: it is the same for every case)."""
+        return f"pytest {shlex.quote(nodeid)}{self.rerun_tail}"
+
+    @property
+    def rerun_tail(self) -> str:
+        """The options part of every rerun command (" --backend ... --seed ...")."""
         if self._rerun_tail is None:
             self._rerun_tail = self._rerun_options()
-        return f"pytest {shlex.quote(nodeid)}{self._rerun_tail}"
+        return self._rerun_tail
 
     def _rerun_options(self) -> str:
         o = self.config.option

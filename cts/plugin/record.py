@@ -83,7 +83,7 @@ def _shared_fields(config: pytest.Config) -> tuple[dict, str]:
     """The header defaults and rerun tail of this process's journal: the
     fields its case lines leave out (``cts.report.journal.with_defaults``)."""
     h = _harness(config)
-    return dict(h.row_base), h.rerun_command("").removeprefix("pytest ''")
+    return dict(h.row_base), h.rerun_tail
 
 
 def journal_append(config: pytest.Config, row: dict, session: pytest.Session | None = None) -> bool:
