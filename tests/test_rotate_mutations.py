@@ -68,3 +68,27 @@ def test_rotate_faults_are_caught_where_expected(catches):
     assert any(c.startswith("opencl_c") for c in catches["rotate_negative_delta_as_zero"])
     # a device ignoring the required subgroup size leaves nothing to compare: every case must say so
     assert len(catches["rotate_required_size_ignored"]) == len([c for c in rotate_cases() if c.sg in (8, 16)])
+
+
+def test_modulo_current_size_is_caught_only_by_non_power_of_two_partial_subgroups(catches, monkeypatch):
+    """A device that wraps the source lane around the current (partial)
+    subgroup's size instead of the maximum size: every plain rotate case
+    catches it, and only through its launch whose partial subgroup has 3N/4
+    work-items.  With the power-of-two partial subgroups alone (N/2: the
+    suite's launches before issue 16) the same fault passes every case."""
+    import cts.runs.rotate as runs
+    from cts.families.rotate import rotate_launches
+
+    plain = [c.id for c in rotate_cases() if c.sg in (8, 16) and not c.cluster]
+    assert sorted(catches["rotate_modulo_current_size"]) == sorted(plain)
+    wrong = EmulatorBackend(("rotate_modulo_current_size",))
+    case = next(c for c in rotate_cases() if c.id == "spirv-uint-sg16-rotate")
+    v = run_rotate(case, wrong, SEED).verdict
+    assert v.mismatches and all("partial subgroup of 12)" in m.hint for m in v.mismatches), v.mismatches[
+        0
+    ].hint
+    monkeypatch.setattr(
+        runs, "rotate_launches", lambda c: [ln for ln in rotate_launches(c) if ln.tail == c.sg // 2]
+    )
+    cases = [c for c in rotate_cases() if c.sg in (4, 8, 16, 32, 64) and not c.cluster]
+    assert run_all(wrong, cases) == []

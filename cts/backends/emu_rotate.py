@@ -25,6 +25,8 @@ ROTATE_FAULTS: dict[str, str] = {
     "rotate_vector_tail_unrotated": "rotate: vector components after the first are not rotated",
     "rotate_long_high_word_lost": "rotate: 64-bit values keep their own high 32 bits",
     "rotate_subnormal_flushed": "rotate: float subnormals are flushed to zero on the way",
+    "rotate_modulo_current_size": "rotate: the source lane is taken modulo the current (partial) subgroup's "
+    "size instead of the maximum subgroup size",
     "rotate_required_size_ignored": "rotate: subgroups of one work-item (required size ignored, "
     "max size still reported): every read is of an inactive lane",
 }
@@ -35,7 +37,9 @@ _JUNK = np.uint64(0xA5A5A5A5A5A5A5A5)
 class RotateEmulation:
     FAULTS = ROTATE_FAULTS
 
-    def run_subgroup_rotate(self, case, values: np.ndarray, deltas: np.ndarray) -> dict:
+    def run_subgroup_rotate(self, case, values: np.ndarray, deltas: np.ndarray, const=None) -> dict:
+        """``const`` (which work-groups take their delta as a constant
+        operand) changes nothing on the emulated device."""
         f = self.faults
         G, L, W = values.shape
         sg = case.sg
@@ -58,6 +62,12 @@ class RotateEmulation:
             shift = d if "rotate_direction_reversed" in f else -d
             src = (lane - shift[:, None] % group) % group
         out = np.take_along_axis(grouped, src[:, None, None, :, None], axis=3)
+        if not case.cluster and "rotate_modulo_current_size" in f and L % sg:
+            tail = L % sg  # the partial subgroup wraps around its own size
+            src_t = (np.arange(tail)[None, :] + d[:, None] % (1 << 32)) % tail
+            part = np.take_along_axis(lanes[:, -1, :tail], src_t[:, :, None], axis=1)
+            out = out.copy()
+            out[:, -1, 0, :tail] = part
         if case.cluster and "rotate_cluster_base_wrong" in f:
             out = np.broadcast_to(out[:, :, :1], out.shape)  # every cluster gets the first one's result
         res = out.reshape(G, nsub * sg, W)[:, :L].copy()

@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from cts.families.rotate import launch_shape
+from cts.families.rotate import rotate_launches
 from cts.kernels import KernelSource
 from cts.kernels.rotate_cl import HOST_DTYPE, mlir_rotate_kernel, rotate_cl_entry, rotate_cl_program
 from cts.kernels.rotate_spv import assemble_spv13, rotate_spv_entry, rotate_spv_module
@@ -40,8 +40,9 @@ _SPV_TYPE_CAPS = {
 
 
 def _launch(case) -> tuple[int, int]:
-    G, L, _ = launch_shape(case)
-    return G, L
+    """The first launch's shape (what a bundled kernel's notes describe)."""
+    ln = rotate_launches(case)[0]
+    return ln.groups, ln.local
 
 
 class RotateOpenCL:
@@ -89,8 +90,8 @@ class RotateOpenCL:
             return f"device reports no subgroup sizes (cannot require {case.sg})"
         return None
 
-    def kernel_source_subgroup_rotate(self, case, subgroups: int = 0) -> KernelSource:
-        G, L = _launch(case)
+    def kernel_source_subgroup_rotate(self, case, subgroups: int = 0, shape=None) -> KernelSource:
+        G, L = shape or _launch(case)
         dt = HOST_DTYPE[case.gentype.bits]
         common = {
             "global_size": (G * L,),
@@ -110,28 +111,37 @@ class RotateOpenCL:
         clusters = None if case.width == 1 else (0, 2)
         text = rotate_spv_module(case.type, case.sg, (case.width,), clusters)
         il = assemble_spv13(text)  # tool failure: HarnessError, never the device's
+        common["args"] += ("dsel",)
+        common["arg_types"] += ("int32",)
         return KernelSource(
             entry=rotate_spv_entry(case.width),
             il=il,
             notes=(
-                f"{G} work-groups of {L}; delta = deltas[WorkgroupId.x]; sel = [{case.cluster}]",
+                f"{G} work-groups of {L}; delta = deltas[WorkgroupId.x], or the dsel[WorkgroupId.x]-th "
+                f"constant where that is > 0; sel = [{case.cluster}]",
                 "assembly:\n" + text,
             ),
             **common,
         )
 
-    def run_subgroup_rotate(self, case, values: np.ndarray, deltas: np.ndarray) -> dict:
-        ks = self.kernel_source_subgroup_rotate(case)
+    def run_subgroup_rotate(self, case, values: np.ndarray, deltas: np.ndarray, const=None) -> dict:
         G, L, W = values.shape
+        ks = self.kernel_source_subgroup_rotate(case, shape=(G, L))
         dt = np.dtype(HOST_DTYPE[case.gentype.bits])
         n = G * L
+        const = np.zeros(G, dtype=np.int32) if const is None else np.asarray(const, dtype=np.int32)
+        ins = {
+            "in": values.reshape(n * W).astype(dt),
+            "deltas": deltas.astype(np.int64).astype(np.int32),
+            "sel": np.array([case.cluster], dtype=np.int32),
+        }
+        if "dsel" in ks.args:
+            ins["dsel"] = const
+        elif const.any():
+            raise ValueError("constant deltas are realized by the SPIR-V modules only")  # a suite bug
         res = self.run_kernel(
             ks,
-            {
-                "in": values.reshape(n * W).astype(dt),
-                "deltas": deltas.astype(np.int64).astype(np.int32),
-                "sel": np.array([case.cluster], dtype=np.int32),
-            },
+            ins,
             {"out": (dt, n * W), "info": (np.uint32, 4 * n)},
         )
         info = res["info"].reshape(G, L, 4).astype(np.int64)

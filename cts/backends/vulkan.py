@@ -5,9 +5,12 @@
   substring of the name; default: the first that reports
   VK_KHR_cooperative_matrix), a logical device created with the feature
   chain the driver reports (Vulkan 1.1/1.2/1.3 features,
-  VkPhysicalDeviceCooperativeMatrixFeaturesKHR, and
-  VkPhysicalDeviceShaderBfloat16FeaturesKHR where offered) passed back as
-  ``pNext`` so everything supported is enabled.
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR,
+  VkPhysicalDeviceShaderBfloat16FeaturesKHR and
+  VkPhysicalDeviceShaderSubgroupRotateFeatures where offered) passed back as
+  ``pNext`` so everything supported is enabled.  A device without
+  cooperative matrix still runs the subgroup-rotate family
+  (:mod:`cts.backends.vulkan_rotate`).
 * ``vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`` (through
   vkGetInstanceProcAddr) gives the entries the case space is built from.
 * One compute pipeline per generated module (cts.kernels.coopmat_glsl,
@@ -26,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
+from cts.backends.vulkan_rotate import ROTATE_EXTENSION_VK, ROTATE_FEATURES_STYPE, RotateVulkan
 from cts.families.coop import COOP_EXTENSION, SCOPES, VK_COMPONENT, CoopEntry
 
 __all__ = ["VulkanBackend"]
@@ -35,7 +39,7 @@ MAX_GROUPS = 65535  # guaranteed maxComputeWorkGroupCount[0]
 WAIT_NS = 20_000_000_000  # a dispatch that takes longer is a hang (the per-case pytest timeout is 300 s)
 
 
-class VulkanBackend(Backend):
+class VulkanBackend(RotateVulkan, Backend):
     name = "vulkan"
     coop_apis = ("vk",)
 
@@ -43,6 +47,7 @@ class VulkanBackend(Backend):
         self.selector = device
         self._ready = False
         self.reason: str | None = None  # why nothing can run (skip reason)
+        self.coop_reason: str | None = None  # why cooperative matrix cannot run on an open device
         self._pipes: dict[bytes, tuple] = {}
         self.entries: list[CoopEntry] = []
         self.unexpressed: list[str] = []  # reported entries with types/scopes the suite cannot name
@@ -94,11 +99,11 @@ class VulkanBackend(Backend):
         props = vk.vkGetPhysicalDeviceProperties(self.pd)
         self._describe_props(props, names[idx])
         if COOP_EXTENSION not in self.exts:
-            self.reason = f"device {names[idx]!r} does not report {COOP_EXTENSION}"
-            return
+            self.coop_reason = f"device {names[idx]!r} does not report {COOP_EXTENSION}"
         try:
             self._create_device()
-            self.entries = self._query_entries()
+            if self.coop_reason is None:
+                self.entries = self._query_entries()
         except BackendError:
             raise
         except Exception as e:  # noqa: BLE001 - a driver that fails here is one line, not a traceback
@@ -130,13 +135,26 @@ class VulkanBackend(Backend):
 
     def _describe_props(self, props, name: str) -> None:
         vk = self.vk
-        v11 = vk.VkPhysicalDeviceVulkan11Properties()
+        v13 = vk.VkPhysicalDeviceVulkan13Properties()
+        v11 = vk.VkPhysicalDeviceVulkan11Properties(pNext=v13)
         v12 = vk.VkPhysicalDeviceVulkan12Properties(pNext=v11)
         p2 = vk.VkPhysicalDeviceProperties2(pNext=v12)
         driver, sg = str(props.driverVersion), 0
+        self.subgroup: dict = {}
         try:
             vk.vkGetPhysicalDeviceProperties2(self.pd, p2)
             sg = int(v11.subgroupSize)
+            self.subgroup = {
+                "subgroupSize": sg,
+                "supportedStages": int(v11.subgroupSupportedStages),
+                "supportedOperations": int(v11.subgroupSupportedOperations),
+                "minSubgroupSize": int(v13.minSubgroupSize),
+                "maxSubgroupSize": int(v13.maxSubgroupSize),
+                "maxComputeWorkgroupSubgroups": int(v13.maxComputeWorkgroupSubgroups),
+                "requiredSubgroupSizeStages": int(v13.requiredSubgroupSizeStages),
+                "maxComputeWorkGroupSize": int(props.limits.maxComputeWorkGroupSize[0]),
+                "maxComputeWorkGroupInvocations": int(props.limits.maxComputeWorkGroupInvocations),
+            }
             dn = self.ffi.string(v12.driverName).decode(errors="replace")
             di = self.ffi.string(v12.driverInfo).decode(errors="replace")
             driver = f"{dn} {di}".strip() or driver
@@ -150,9 +168,16 @@ class VulkanBackend(Backend):
             platform="Vulkan",
             driver=driver,
             version=f"Vulkan {v >> 22}.{(v >> 12) & 0x3FF}.{v & 0xFFF}",
-            extensions=tuple(sorted(e for e in self.exts if "cooperative" in e or "bfloat16" in e)),
+            extensions=tuple(
+                sorted(e for e in self.exts if any(k in e for k in ("cooperative", "bfloat16", "subgroup")))
+            ),
             subgroup_sizes=(self.subgroup_size,),
-            extra={"driverVersion": int(props.driverVersion), "vendorID": int(props.vendorID)},
+            extra={
+                "driverVersion": int(props.driverVersion),
+                "vendorID": int(props.vendorID),
+                "apiVersion": int(v),
+                "subgroup": self.subgroup,
+            },
         )
 
     def _create_device(self) -> None:
@@ -161,18 +186,33 @@ class VulkanBackend(Backend):
         raw = ffi.cast("uint32_t*", self._bf16)
         raw[0] = BF16_FEATURES_STYPE
         has_bf16 = "VK_KHR_shader_bfloat16" in self.exts
-        coop = vk.VkPhysicalDeviceCooperativeMatrixFeaturesKHR(
-            pNext=ffi.cast("void*", self._bf16) if has_bf16 else ffi.NULL
-        )
-        f13 = vk.VkPhysicalDeviceVulkan13Features(pNext=coop)
+        has_coop = self.coop_reason is None
+        has_rot = ROTATE_EXTENSION_VK in self.exts
+        self._rot = ffi.new("uint32_t[6]")  # VkPhysicalDeviceShaderSubgroupRotateFeatures
+        rot = ffi.cast("uint32_t*", self._rot)
+        rot[0] = ROTATE_FEATURES_STYPE
+        tail = ffi.cast("void*", self._rot) if has_rot else ffi.NULL
+        if has_bf16:
+            ffi.cast("void**", ffi.cast("char*", self._bf16) + 8)[0] = tail
+            tail = ffi.cast("void*", self._bf16)
+        coop = vk.VkPhysicalDeviceCooperativeMatrixFeaturesKHR(pNext=tail)
+        f13 = vk.VkPhysicalDeviceVulkan13Features(pNext=coop if has_coop else tail)
         f12 = vk.VkPhysicalDeviceVulkan12Features(pNext=f13)
         f11 = vk.VkPhysicalDeviceVulkan11Features(pNext=f12)
         f2 = vk.VkPhysicalDeviceFeatures2(pNext=f11)
         self._chain = [coop, f13, f12, f11, f2]  # kept alive: the driver reads them at vkCreateDevice
         vk.vkGetPhysicalDeviceFeatures2(self.pd, f2)
         self.bf16_coop = has_bf16 and bool(raw[6])
+        f = f2.features
         self.features = {
-            "cooperativeMatrix": bool(coop.cooperativeMatrix),
+            "cooperativeMatrix": has_coop and bool(coop.cooperativeMatrix),
+            "shaderSubgroupRotate": has_rot and bool(rot[4]),
+            "shaderSubgroupRotateClustered": has_rot and bool(rot[5]),
+            "shaderSubgroupExtendedTypes": bool(f12.shaderSubgroupExtendedTypes),
+            "subgroupSizeControl": bool(f13.subgroupSizeControl),
+            "shaderInt16": bool(f.shaderInt16),
+            "shaderInt64": bool(f.shaderInt64),
+            "shaderFloat64": bool(f.shaderFloat64),
             "shaderFloat16": bool(f12.shaderFloat16),
             "shaderInt8": bool(f12.shaderInt8),
             "storageBuffer8BitAccess": bool(f12.storageBuffer8BitAccess),
@@ -181,12 +221,15 @@ class VulkanBackend(Backend):
             "shaderBFloat16CooperativeMatrix": self.bf16_coop,
         }
         self.info.extra["features"] = {k: int(v) for k, v in self.features.items()}
-        if not coop.cooperativeMatrix:
-            self.reason = "cooperativeMatrix feature is not supported"
-            return
+        if has_coop and not coop.cooperativeMatrix:
+            self.coop_reason = "cooperativeMatrix feature is not supported"
         qfs = vk.vkGetPhysicalDeviceQueueFamilyProperties(self.pd)
         self.qf = next(i for i, q in enumerate(qfs) if q.queueFlags & vk.VK_QUEUE_COMPUTE_BIT)
-        names = [COOP_EXTENSION] + (["VK_KHR_shader_bfloat16"] if has_bf16 else [])
+        names = (
+            [COOP_EXTENSION] * (self.coop_reason is None)
+            + ["VK_KHR_shader_bfloat16"] * has_bf16
+            + [ROTATE_EXTENSION_VK] * has_rot
+        )
         qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.qf, queueCount=1, pQueuePriorities=[1.0])
         info = vk.VkDeviceCreateInfo(
             pNext=f2,
@@ -248,7 +291,7 @@ class VulkanBackend(Backend):
     def coop_entries(self) -> tuple[list[CoopEntry], int] | None:
         """(entries, subgroup size) the device reports, or None without one."""
         self._open()
-        if self.reason is not None:
+        if self.reason is not None or self.coop_reason is not None:
             return None
         return list(self.entries), self.subgroup_size
 
@@ -259,6 +302,10 @@ class VulkanBackend(Backend):
         self._open()
         if self.reason:
             return self.reason
+        if case.family == "subgroup_rotate":
+            return self.unsupported_subgroup_rotate(case)
+        if self.coop_reason:
+            return self.coop_reason
         if case.api != "vk":
             return f"backend 'vulkan' runs the Vulkan form only, not {case.api}"
         if case.sg != self.subgroup_size:
@@ -320,9 +367,12 @@ class VulkanBackend(Backend):
         vk.vkBindBufferMemory(self.device, buf, mem, 0)
         return buf, mem, size
 
-    def _pipeline(self, code: bytes, nbuf: int):
-        if code in self._pipes:
-            return self._pipes[code]
+    def _pipeline(self, code: bytes, nbuf: int, spec: tuple[int, ...] = (), required_sg: int = 0):
+        """The compute pipeline of a module, cached per (module, values of
+        specialization constants 0, 1, ..., required subgroup size or 0)."""
+        key = (code, spec, required_sg)
+        if key in self._pipes:
+            return self._pipes[key]
         vk, ffi = self.vk, self.ffi
         mod = vk.vkCreateShaderModule(
             self.device, vk.VkShaderModuleCreateInfo(codeSize=len(code), pCode=code), None
@@ -343,13 +393,28 @@ class VulkanBackend(Backend):
             self.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[dsl]), None
         )
         entry = ffi.new("char[]", b"main")  # DEVICE.md pitfall: keep pName alive
+        keep: list = [entry]
+        extra = {}
+        if spec:
+            data = ffi.new("uint32_t[]", list(spec))
+            entries = [
+                vk.VkSpecializationMapEntry(constantID=i, offset=4 * i, size=4) for i in range(len(spec))
+            ]
+            extra["pSpecializationInfo"] = vk.VkSpecializationInfo(
+                mapEntryCount=len(spec), pMapEntries=entries, dataSize=4 * len(spec), pData=data
+            )
+            keep += [data, entries, extra["pSpecializationInfo"]]
+        if required_sg:
+            req = vk.VkPipelineShaderStageRequiredSubgroupSizeCreateInfo(requiredSubgroupSize=required_sg)
+            extra["pNext"] = req
+            keep.append(req)
         stage = vk.VkPipelineShaderStageCreateInfo(
-            stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName=entry
+            stage=vk.VK_SHADER_STAGE_COMPUTE_BIT, module=mod, pName=entry, **extra
         )
         info = vk.VkComputePipelineCreateInfo(stage=stage, layout=pl)
         pipe = vk.vkCreateComputePipelines(self.device, vk.VK_NULL_HANDLE, 1, [info], None)[0]
-        self._pipes[code] = (pipe, pl, dsl, mod, stage, entry)
-        return self._pipes[code]
+        self._pipes[key] = (pipe, pl, dsl, mod, stage, keep)
+        return self._pipes[key]
 
     def run_coop_matrix(self, case, bufs: dict) -> dict:
         """Run the case's module over the buffer contract of cts.families.coop."""
@@ -378,7 +443,16 @@ class VulkanBackend(Backend):
             raise CaseError(f"Vulkan: {type(e).__name__}: {str(e)[:300]}") from None
         return {**bufs, **out}
 
-    def _dispatch(self, code: bytes, order: list[str], arrays: dict, groups: int, case_id: str = "") -> dict:
+    def _dispatch(
+        self,
+        code: bytes,
+        order: list[str],
+        arrays: dict,
+        groups: int,
+        case_id: str = "",
+        spec: tuple[int, ...] = (),
+        required_sg: int = 0,
+    ) -> dict:
         """One dispatch.  If the submitted work does not complete (timeout,
         device lost), its buffers, descriptor pool and command buffer may
         still be in use by the device: they are deliberately leaked, and the
@@ -386,7 +460,7 @@ class VulkanBackend(Backend):
         one (freeing them, or reusing the fence, would be invalid Vulkan and
         could make later cases read results too early)."""
         vk, ffi = self.vk, self.ffi
-        pipe, pl, dsl, *_ = self._pipeline(code, len(order))
+        pipe, pl, dsl, *_ = self._pipeline(code, len(order), spec, required_sg)
         made = []
         in_flight = False
         try:

@@ -11,11 +11,18 @@ Tables mirror spec-digest 6.4 / 6.5 and the checklist row of section 8:
 * Every power-of-two cluster size up to the subgroup size, plus the plain
   rotate (no ClusterSize); subgroup sizes 4 .. 64 (a device without one
   skips it, naming the size).
-* Every case's launch covers all delta classes (0, 1, N-1, N, > N,
+* Every case's launches cover all delta classes (0, 1, N-1, N, > N,
   negative; :func:`reference.rotate.delta_values`), one delta per
-  work-group, and work-groups of 2.5 subgroups so the last subgroup of each
-  is partial.  Delta changes no kernel, so it is not an id axis; a failure
-  names the delta of the failing subgroup.
+  work-group, in work-groups of two full subgroups and a partial last one
+  (:func:`rotate_launches`): one launch whose partial subgroup has N/2
+  work-items (a power of two) and one with 3N/4 (never a power of two, never
+  a divisor of N: the only kind of partial subgroup on which "modulo the
+  maximum subgroup size" and "modulo the current size" read different active
+  lanes).  SPIR-V cases run every delta twice: read from a buffer
+  (dynamically uniform) and as a constant operand of the instruction
+  (:func:`const_deltas`).  Neither changes the case's kernel, so they are
+  not id axes; a failure names the launch, delta and form of the failing
+  subgroup.
 """
 
 from __future__ import annotations
@@ -26,7 +33,10 @@ from cts.space import space
 from reference.rotate import delta_values
 
 __all__ = [
-    "launch_shape",
+    "Launch",
+    "rotate_launches",
+    "const_deltas",
+    "partial_tails",
     "RotateCase",
     "GENTYPES",
     "SUBGROUP_SIZES",
@@ -179,10 +189,47 @@ def rotate_cases(tiers: tuple[str, ...] = ()) -> list[RotateCase]:
     return [RotateCase(p.api, p.type, p.width, p.sg, p.cluster) for p in pts]
 
 
-def launch_shape(case) -> tuple[int, int, list[tuple[str, int]]]:
-    """Launch geometry of a case: (work-groups, work-items per group, (class,
-    delta) per group); each work-group holds 2.5 subgroups, so its last one is
-    partial."""
-    deltas = delta_values(case.sg, case.cluster or None)
-    local = 2 * case.sg + case.sg // 2
-    return len(deltas), local, deltas
+def partial_tails(sg: int) -> tuple[int, ...]:
+    """Sizes of the partial last subgroup of each launch: N/2 (a power of
+    two) and 3N/4 (not one, and not a divisor of N)."""
+    return tuple(dict.fromkeys(t for t in (sg // 2, 3 * sg // 4) if t > 0))
+
+
+def const_deltas(sg: int, cluster: int) -> list[int]:
+    """The constant Delta operands a SPIR-V module holds for one (subgroup
+    size, cluster) variant, in the order the module numbers them (1, 2, ...):
+    the deltas of :func:`reference.rotate.delta_values`."""
+    return [d for _, d in delta_values(sg, cluster or None)]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One launch of a case: ``groups`` work-groups of ``local`` work-items
+    (two full subgroups and a partial one of ``tail``), work-group g rotating
+    by ``deltas[g]`` (class, value); ``const[g]`` is 0 where the delta is read
+    from a buffer, else the 1-based number of the constant operand
+    (:func:`const_deltas`) the module uses instead."""
+
+    tail: int
+    local: int
+    deltas: tuple[tuple[str, int], ...]
+    const: tuple[int, ...]
+
+    @property
+    def groups(self) -> int:
+        return len(self.deltas)
+
+    def form(self, g: int) -> str:
+        return "constant" if self.const[g] else "dynamically uniform"
+
+
+def rotate_launches(case) -> list[Launch]:
+    """The launches of a case, one per partial-subgroup size of
+    :func:`partial_tails`; SPIR-V cases repeat every delta as a constant."""
+    deltas = tuple(delta_values(case.sg, case.cluster or None))
+    dyn = (0,) * len(deltas)
+    if case.api == "spirv":
+        deltas, const = deltas + deltas, dyn + tuple(range(1, len(deltas) + 1))
+    else:
+        const = dyn
+    return [Launch(t, 2 * case.sg + t, deltas, const) for t in partial_tails(case.sg)]

@@ -10,7 +10,11 @@ power-of-two ClusterSize.  The entry point:
 * loads its W components as scalars (``in[g * W + k]``), builds the value
   (OpCompositeConstruct for vectors; Boolean from ``!= 0``),
 * reads Delta from ``deltas[WorkgroupId.x]`` (dynamically uniform, unsigned
-  32-bit: the bits of a negative OpenCL C delta),
+  32-bit: the bits of a negative OpenCL C delta), or, where
+  ``dsel[WorkgroupId.x]`` is k > 0, uses the k-th constant of
+  :func:`cts.families.rotate.const_deltas` as the Delta operand: the switch
+  key is ``sel[0] * 1024 + dsel[WorkgroupId.x]`` (both uniform in every
+  subgroup), one branch per (ClusterSize, delta form),
 * rotates, stores the components (Boolean as 0 / 1),
 * reports SubgroupId, SubgroupLocalInvocationId, SubgroupSize and
   SubgroupMaxSize.
@@ -32,9 +36,26 @@ from functools import lru_cache
 from pathlib import Path
 
 from cts.errors import HarnessError
+from cts.families.rotate import const_deltas
 from cts.kernels.spirv_tools import tool_path
 
-__all__ = ["rotate_spv_module", "rotate_spv_entry", "assemble_spv13", "SpvError"]
+__all__ = [
+    "rotate_spv_module",
+    "rotate_spv_entry",
+    "assemble_spv13",
+    "assemble",
+    "SpvError",
+    "KEY_STRIDE",
+    "delta_constant",
+]
+
+KEY_STRIDE = 1024  # switch key = cluster * KEY_STRIDE + constant number (0: delta from the buffer)
+
+
+def delta_constant(d: int) -> int:
+    """The 32-bit unsigned Delta operand that means delta ``d`` (SPIR-V Delta is unsigned)."""
+    return d % (1 << 32)
+
 
 TARGET_ENV = "spv1.3"
 _MEM: dict[str, bytes] = {}
@@ -135,7 +156,7 @@ def rotate_spv_module(
         "%p_uint = OpTypePointer CrossWorkgroup %uint",
         "%in_v3ulong = OpTypePointer Input %v3ulong",
         "%in_uint = OpTypePointer Input %uint",
-        "%fn = OpTypeFunction %void %p_elem %p_uint %p_elem %p_uint %p_uint",
+        "%fn = OpTypeFunction %void %p_elem %p_uint %p_elem %p_uint %p_uint %p_uint",
         "%gid = OpVariable %in_v3ulong Input",
         "%wgid = OpVariable %in_v3ulong Input",
         "%sgid = OpVariable %in_uint Input",
@@ -144,18 +165,21 @@ def rotate_spv_module(
         "%sgmax = OpVariable %in_uint Input",
         "%scope_sg = OpConstant %uint 3",
     ]
-    for c in sorted(set(cl) | set(range(5))):
+    for c in sorted(set(cl) | set(range(5)) | {KEY_STRIDE}):
         lines.append(f"%u{c} = OpConstant %uint {c}")
+    consts = sorted({delta_constant(d) for c in [0, *cl] for d in const_deltas(sg, c)})
+    for v in consts:
+        lines.append(f"%dc{v} = OpConstant %uint {v}")
     for k in range(max(*widths, 4) + 1):
         lines.append(f"%l{k} = OpConstant %ulong {k}")
     if is_bool:
         lines += ["%b0 = OpConstant %uchar 0", "%b1 = OpConstant %uchar 1"]
     for w in widths:
-        lines += _body(w, cl, is_bool, vt)
+        lines += _body(w, cl, is_bool, vt, sg)
     return "\n".join(lines) + "\n"
 
 
-def _body(w: int, clusters: list[int], is_bool: bool, vt: str) -> list[str]:
+def _body(w: int, clusters: list[int], is_bool: bool, vt: str, sg: int) -> list[str]:
     e = f"w{w}"
     elem = "%uchar" if is_bool else vt
     L = [
@@ -165,6 +189,7 @@ def _body(w: int, clusters: list[int], is_bool: bool, vt: str) -> list[str]:
         f"%out_{e} = OpFunctionParameter %p_elem",
         f"%info_{e} = OpFunctionParameter %p_uint",
         f"%sel_{e} = OpFunctionParameter %p_uint",
+        f"%dsel_{e} = OpFunctionParameter %p_uint",
         f"%entry_{e} = OpLabel",
         f"%gid3_{e} = OpLoad %v3ulong %gid",
         f"%g_{e} = OpCompositeExtract %ulong %gid3_{e} 0",
@@ -172,7 +197,11 @@ def _body(w: int, clusters: list[int], is_bool: bool, vt: str) -> list[str]:
         f"%wg_{e} = OpCompositeExtract %ulong %wg3_{e} 0",
         f"%dp_{e} = OpInBoundsPtrAccessChain %p_uint %dl_{e} %wg_{e}",
         f"%d_{e} = OpLoad %uint %dp_{e}",
-        f"%s_{e} = OpLoad %uint %sel_{e}",
+        f"%s0_{e} = OpLoad %uint %sel_{e}",
+        f"%dsp_{e} = OpInBoundsPtrAccessChain %p_uint %dsel_{e} %wg_{e}",
+        f"%ds_{e} = OpLoad %uint %dsp_{e}",
+        f"%sk_{e} = OpIMul %uint %s0_{e} %u{KEY_STRIDE}",
+        f"%s_{e} = OpIAdd %uint %sk_{e} %ds_{e}",
         f"%base_{e} = OpIMul %ulong %g_{e} %l{w}",
     ]
     comps = []
@@ -194,17 +223,22 @@ def _body(w: int, clusters: list[int], is_bool: bool, vt: str) -> list[str]:
     else:
         val = f"%val_{e}"
         L.append(f"{val} = OpCompositeConstruct {rt} {' '.join(comps)}")
-    targets = " ".join(f"{c} %blk{c}_{e}" for c in [0, *clusters])
+    variants = []  # (switch key, label suffix, cluster, delta operand)
+    for c in [0, *clusters]:
+        variants.append((c * KEY_STRIDE, f"{c}_{e}", c, f"%d_{e}"))
+        for k, d in enumerate(const_deltas(sg, c), start=1):
+            variants.append((c * KEY_STRIDE + k, f"{c}k{k}_{e}", c, f"%dc{delta_constant(d)}"))
+    targets = " ".join(f"{key} %blk{sfx}" for key, sfx, _, _ in variants)
     L += [f"OpSelectionMerge %merge_{e} None", f"OpSwitch %s_{e} %dflt_{e} {targets}"]
     phi = []
-    for c in [0, *clusters]:
+    for _, sfx, c, dop in variants:
         cs = f" %u{c}" if c else ""
         L += [
-            f"%blk{c}_{e} = OpLabel",
-            f"%r{c}_{e} = OpGroupNonUniformRotateKHR {rt} %scope_sg {val} %d_{e}{cs}",
+            f"%blk{sfx} = OpLabel",
+            f"%r{sfx} = OpGroupNonUniformRotateKHR {rt} %scope_sg {val} {dop}{cs}",
             f"OpBranch %merge_{e}",
         ]
-        phi.append(f"%r{c}_{e} %blk{c}_{e}")
+        phi.append(f"%r{sfx} %blk{sfx}")
     L += [f"%dflt_{e} = OpLabel", f"OpBranch %merge_{e}", f"%merge_{e} = OpLabel"]
     L.append(f"%r_{e} = OpPhi {rt} {' '.join(phi)} {val} %dflt_{e}")
     for k in range(w):
@@ -253,9 +287,14 @@ def _cache_dir() -> Path:
 
 
 def assemble_spv13(text: str) -> bytes:
-    """spirv-as + spirv-val (target ``spv1.3``); the validated binary is
-    cached in-process and on disk (key: tool version + text)."""
-    key = hashlib.sha256(f"{_version()}|{TARGET_ENV}\n{text}".encode()).hexdigest()
+    """:func:`assemble` for the OpenCL environment (target ``spv1.3``)."""
+    return assemble(text, TARGET_ENV)
+
+
+def assemble(text: str, env: str) -> bytes:
+    """spirv-as + spirv-val for target environment ``env``; the validated
+    binary is cached in-process and on disk (key: tool version, env, text)."""
+    key = hashlib.sha256(f"{_version()}|{env}\n{text}".encode()).hexdigest()
     with _LOCK:
         if key in _MEM:
             return _MEM[key]
@@ -266,15 +305,13 @@ def assemble_spv13(text: str) -> bytes:
             src, spv = os.path.join(tmp, "m.spvasm"), os.path.join(tmp, "m.spv")
             Path(src).write_text(text)
             r = subprocess.run(
-                [_tool("spirv-as"), "--target-env", TARGET_ENV, src, "-o", spv],
+                [_tool("spirv-as"), "--target-env", env, src, "-o", spv],
                 capture_output=True,
                 text=True,
             )
             if r.returncode:
                 raise SpvError(f"spirv-as refused the module: {(r.stderr or r.stdout).strip()}")
-            r = subprocess.run(
-                [_tool("spirv-val"), "--target-env", TARGET_ENV, spv], capture_output=True, text=True
-            )
+            r = subprocess.run([_tool("spirv-val"), "--target-env", env, spv], capture_output=True, text=True)
             if r.returncode:
                 raise SpvError(f"spirv-val rejected the module: {(r.stderr or r.stdout).strip()}")
             data = Path(spv).read_bytes()

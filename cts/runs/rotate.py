@@ -1,10 +1,13 @@
 """Execution of one subgroup-rotate case: distinct per-invocation bit
 patterns -> backend -> the subgroups the device reports -> verdict.
 
-Launch shape (peer-suites B.1, the OpenCL-CTS model): one work-group per
-delta of :func:`reference.rotate.delta_values` (so every delta class runs in
-every case, uniform in each subgroup), ``2 * sg + sg / 2`` work-items per
-group so each group ends with a partial subgroup.  Like the OpenCL-CTS, the
+Launches (peer-suites B.1, the OpenCL-CTS model, widened): one work-group
+per delta of :func:`reference.rotate.delta_values` (so every delta class
+runs in every case, uniform in each subgroup; SPIR-V cases run each delta
+again as a constant operand), ``2 * sg + tail`` work-items per group so each
+group ends with a partial subgroup, one launch per tail of
+:func:`cts.families.rotate.partial_tails` (N/2, and 3N/4 which is not a
+power of two).  Like the OpenCL-CTS, the
 kernel also reports every work-item's (sub_group_id, sub_group_local_id,
 sub_group_size, max_sub_group_size), and the expected values are derived
 from that map (never from an assumed mapping); the map itself is checked
@@ -19,7 +22,7 @@ import numpy as np
 
 from cts.check import Verdict, compare
 from cts.errors import CaseError
-from cts.families.rotate import launch_shape
+from cts.families.rotate import rotate_launches
 from reference.data import case_rng
 from reference.dtypes import etype
 from reference.rotate import expected_rotation
@@ -180,19 +183,22 @@ def _check_map(case, sg_id, sg_lid, sg_size, sg_max) -> list[str]:
     return problems
 
 
-def run_rotate(case, backend, seed: int) -> RotateResult:
-    rng = case_rng(seed, f"{case.family}[{case.id}]")
-    G, L, deltas = launch_shape(case)
+def _one_launch(case, backend, rng, ln) -> dict:
+    """Run one launch; returns its flattened record (or raises CaseError
+    when the subgroup map the device reports is unusable)."""
+    G, L = ln.groups, ln.local
     vals = rotate_values(case, G, L, rng)
-    d = np.array([v for _, v in deltas], dtype=np.int64)
-    res = backend.run(case, values=vals, deltas=d)
+    d = np.array([v for _, v in ln.deltas], dtype=np.int64)
+    const = np.array(ln.const, dtype=np.int32)
+    res = backend.run(case, values=vals, deltas=d, const=const)
     out = np.asarray(res["out"], dtype=np.uint64).reshape(G, L, case.width)
     sg_id, sg_lid = np.asarray(res["sg_id"]), np.asarray(res["sg_lid"])
     sg_size, sg_max = np.asarray(res["sg_size"]), np.asarray(res["sg_max"])
     problems = _check_map(case, sg_id, sg_lid, sg_size, sg_max)
     if problems:
-        raise CaseError("subgroup map reported by the kernel is not usable: " + "; ".join(problems))
-
+        raise CaseError(
+            f"subgroup map reported by the kernel (work-groups of {L}) is not usable: " + "; ".join(problems)
+        )
     key = (np.arange(G)[:, None] * L + sg_id).reshape(-1)
     exp, checked, src = expected_rotation(
         vals.reshape(G * L, case.width),
@@ -204,32 +210,70 @@ def run_rotate(case, backend, seed: int) -> RotateResult:
         case.cluster or None,
         case.rule,
     )
-    exp = exp.reshape(G, L, case.width)
-    checked = checked.reshape(G, L)
-    src = src.reshape(G, L)
+    n = G * L
+    return {
+        "launch": ln,
+        "vals": vals.reshape(n, case.width),
+        "out": out.reshape(n, case.width),
+        "exp": exp,
+        "checked": checked,
+        "src": src,
+        "group": np.repeat(np.arange(G), L),
+        "item": np.tile(np.arange(L), G),
+        "sg_id": sg_id.reshape(-1),
+        "sg_lid": sg_lid.reshape(-1),
+        "sg_size": sg_size.reshape(-1),
+        "d": d,
+    }
+
+
+def run_rotate(case, backend, seed: int) -> RotateResult:
+    rng = case_rng(seed, f"{case.family}[{case.id}]")
+    runs = [_one_launch(case, backend, rng, ln) for ln in rotate_launches(case)]
+    cat = {k: np.concatenate([r[k] for r in runs]) for k in ("out", "exp", "checked")}
+    which = np.concatenate([np.full(len(r["out"]), i) for i, r in enumerate(runs)])
+    base = np.cumsum([0] + [len(r["out"]) for r in runs])
+    out, exp, checked = cat["out"], cat["exp"], cat["checked"]
     mask = np.uint64((1 << case.gentype.bits) - 1)
     ok = (exp & mask) == (out & mask)
     t = etype(case.gentype.etype)
 
-    def where(g, i, c):
-        return i, c
+    def _at(j):
+        r = runs[int(which[j])]
+        return r, j - int(base[int(which[j])])
 
-    def hint(g, i, c):
-        lid = int(sg_lid[g, i])
-        base = i - lid
-        got = out[g, i, c]
-        lanes = [int(j) for j in np.flatnonzero(vals[g, base : base + int(sg_size[g, i]), c] == got)]
+    def where(s, j, c):
+        r, k = _at(j)
+        return int(r["item"][k]), c
+
+    def hint(s, j, c):
+        r, k = _at(j)
+        ln, g = r["launch"], int(r["group"][k])
+        lid, size = int(r["sg_lid"][k]), int(r["sg_size"][k])
+        first = k - lid
+        got = r["out"][k, c]
+        lanes = [int(x) for x in np.flatnonzero(r["vals"][first : first + size, c] == got)]
         said = f"matches lane {lanes[0]}" if lanes else "matches no lane of the subgroup"
         return (
-            f"delta {int(d[g])} ({deltas[g][0]}), subgroup {int(sg_id[g, i])} lane {lid} of "
-            f"{int(sg_size[g, i])}: expected lane {int(src[g, i])}'s value; got one that {said}"
+            f"work-groups of {ln.local} (partial subgroup of {ln.tail}), group {g}: delta {int(r['d'][g])} "
+            f"({ln.deltas[g][0]}, {ln.form(g)}), subgroup {int(r['sg_id'][k])} lane {lid} of {size}: "
+            f"expected lane {int(r['src'][k])}'s value; got one that {said}"
         )
 
     # reads of inactive lanes are not checked, nor counted as checked elements
-    v = compare(exp, out, t, ok, "exact", where, hint=hint, checked=checked[:, :, None])
-    unchecked = int((~checked).sum())
-    v.notes.append(
-        f"{G} work-groups x {L} work-items, deltas {[x for _, x in deltas]}; "
-        f"{unchecked} invocations read an inactive lane (not checked)"
-    )
-    return RotateResult(v, {"values": vals, "deltas": d}, exp, out)
+    v = compare(exp[None], out[None], t, ok[None], "exact", where, hint=hint, checked=checked[None, :, None])
+    for r in runs:
+        ln = r["launch"]
+        forms = " (each delta read from a buffer, then as a constant)" if any(ln.const) else ""
+        v.notes.append(
+            f"{ln.groups} work-groups x {ln.local} work-items (partial subgroup of {ln.tail}), "
+            f"deltas {[x for _, x in ln.deltas[: len(set(ln.deltas))]]}{forms}; "
+            f"{int((~r['checked']).sum())} invocations read an inactive lane (not checked)"
+        )
+    inputs = {}
+    for r in runs:
+        ln = r["launch"]
+        inputs[f"values_wg{ln.local}"] = r["vals"].reshape(ln.groups, ln.local, case.width)
+        inputs[f"deltas_wg{ln.local}"] = r["d"]
+        inputs[f"const_wg{ln.local}"] = np.array(ln.const, dtype=np.int32)
+    return RotateResult(v, inputs, exp, out)
