@@ -122,6 +122,7 @@ def test_wrong_modulo_is_caught_on_the_device_by_the_non_power_of_two_launch(vk,
     case = _case(sg, "uint", 1, 0)
     v = run_rotate(case, vk, SEED).verdict
     assert not v.passed, f"{vk.info.name}: the wrong modulo passed {case.id}"
+    print(f"{vk.info.name} {case.id}, shuffle_mod_current: {v.summary()}; first: {v.mismatches[0].line()}")
     assert all(f"partial subgroup of {3 * sg // 4})" in h for h in _hints(v)), _hints(v)[:2]
 
 
@@ -132,4 +133,5 @@ def test_wrong_constant_delta_is_caught_on_the_device_by_the_constant_form(vk, m
     case = _case(vk.subgroup_size, "uint", 1, 0)
     v = run_rotate(case, vk, SEED).verdict
     assert not v.passed, f"{vk.info.name}: wrong constant deltas passed {case.id}"
+    print(f"{vk.info.name} {case.id}, const_delta_plus_one: {v.summary()}; first: {v.mismatches[0].line()}")
     assert all(", constant)" in h for h in _hints(v)), _hints(v)[:2]
