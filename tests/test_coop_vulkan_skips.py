@@ -172,3 +172,69 @@ def test_reported_entries_the_suite_cannot_name_are_listed_not_dropped():
     assert [(e.A, e.C) for e in entries] == [("i8", "i32")]
     assert len(b.unexpressed) == 2
     assert f"vk{fp8}" in b.unexpressed[0] and "scope7" in b.unexpressed[1]
+
+
+def _rotate_device(lo=32, hi=64, sg=64, control=True, **feat) -> VulkanBackend:
+    """A device like AMD's (subgroup sizes 32..64, size control for compute)."""
+    b = _device(sg=sg)
+    b.exts = {"VK_KHR_shader_subgroup_rotate"}
+    b.info.extra["apiVersion"] = (1 << 22) | (3 << 12)
+    b.features = {
+        "shaderSubgroupRotate": True,
+        "shaderSubgroupRotateClustered": True,
+        "shaderSubgroupExtendedTypes": True,
+        "subgroupSizeControl": control,
+        **{f: True for f in ("shaderInt8", "shaderInt16", "shaderInt64", "shaderFloat16", "shaderFloat64")},
+        **feat,
+    }
+    b.subgroup = {
+        "subgroupSize": sg,
+        "supportedStages": 0x20,
+        "supportedOperations": 0x6FF,
+        "minSubgroupSize": lo,
+        "maxSubgroupSize": hi,
+        "requiredSubgroupSizeStages": 0x20 if control else 0,
+        "maxComputeWorkGroupSize": 1024,
+        "maxComputeWorkGroupInvocations": 1024,
+    }
+    return b
+
+
+def _rot(i: str):
+    from cts.families.rotate import rotate_cases
+
+    return next(c for c in rotate_cases() if c.id == i)
+
+
+def test_rotate_subgroup_sizes_come_from_size_control():
+    b = _rotate_device()
+    assert b.unsupported(_rot("spirv-uint-sg32-rotate")) is None
+    assert b._required_sg(_rot("spirv-uint-sg32-rotate")) == 32  # required through the pipeline
+    assert b._required_sg(_rot("spirv-uint-sg64-rotate")) == 64
+    assert "outside the device's range [32, 64]" in b.unsupported(_rot("spirv-uint-sg16-rotate"))
+    fixed = _rotate_device(control=False)
+    assert (
+        b._required_sg(_rot("spirv-uint-sg64-c2")) == 64
+        and fixed._required_sg(_rot("spirv-uint-sg64-c2")) == 0
+    )
+    assert "cannot require one" in fixed.unsupported(_rot("spirv-uint-sg32-rotate"))
+
+
+def test_rotate_skips_name_the_missing_feature_bit_or_api():
+    assert "OpenCL C built-in" in _rotate_device().unsupported(_rot("opencl_c-int-sg32-rotate"))
+    b = _rotate_device(shaderSubgroupRotateClustered=False)
+    assert b.unsupported(_rot("spirv-uint-sg32-rotate")) is None
+    assert "shaderSubgroupRotateClustered" in b.unsupported(_rot("spirv-uint-sg32-c4"))
+    assert "shaderInt8" in _rotate_device(shaderInt8=False).unsupported(_rot("spirv-char-sg32-rotate"))
+    assert "shaderFloat64" in _rotate_device(shaderFloat64=False).unsupported(_rot("spirv-double2-sg32-c2"))
+    no_ext = _rotate_device(shaderSubgroupExtendedTypes=False)
+    assert "shaderSubgroupExtendedTypes" in no_ext.unsupported(_rot("spirv-half-sg32-rotate"))
+    assert no_ext.unsupported(_rot("spirv-long-sg32-rotate")) is None  # 64-bit needs no extended types
+    b = _rotate_device()
+    b.subgroup["supportedOperations"] &= ~0x400
+    assert "ROTATE_CLUSTERED_BIT" in b.unsupported(_rot("spirv-uint-sg32-c2"))
+    b.exts = set()
+    assert "VK_KHR_shader_subgroup_rotate" in b.unsupported(_rot("spirv-uint-sg32-rotate"))
+    b.subgroup["maxComputeWorkGroupInvocations"] = 128
+    b.exts = {"VK_KHR_shader_subgroup_rotate"}
+    assert "exceed the device's limit of 128" in b.unsupported(_rot("spirv-uint-sg64-rotate"))
