@@ -25,6 +25,9 @@ behavior of NVIDIA tensor cores", PeerJ Comput. Sci. 7:e330, 2021) measure:
   its alignment exponent and keeps one more low bit).
 * ``acc_format`` / ``acc_rounding``: format and rounding of every step's
   normalized result (rne, rna, rz, ru, rd).
+* ``step_format``: a wider format every step's result is rounded to first
+  (RNE), before ``acc_format`` (None: straight to ``acc_format``): an f16
+  accumulator computed by f32 hardware, rounded twice.
 * ``out_rounding``: conversion of the final accumulator to the result type
   (fp16 / bf16) when it is narrower than the accumulation format.
 * subnormal handling of inputs A/B, of C and step results, of the output;
@@ -65,6 +68,7 @@ class DevModel:
     acc_rounding: str = "rne"
     out_rounding: str = "rne"
     product_format: str | None = None
+    step_format: str | None = None
     subnormal_inputs: str = "keep"
     subnormal_acc: str = "keep"
     subnormal_out: str = "keep"
@@ -90,6 +94,8 @@ class DevModel:
             raise ValueError("DevModel.block must be >= 0 and the window at least one bit")
         if self.product_format is not None:
             etype(self.product_format)
+        if self.step_format is not None and etype(self.step_format).precision <= p:
+            raise ValueError("DevModel.step_format must be wider than the accumulation format")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -109,7 +115,8 @@ class DevModel:
             f"block {blk} {self.order}, C {self.c_position}, window {win}, "
             f"acc {self.acc_format}/{self.acc_rounding}, out {self.out_rounding}, "
             f"products {'exact' if self.product_format is None else self.product_format}, "
-            f"subnormals in/acc/out {self.subnormal_inputs}/{self.subnormal_acc}/{self.subnormal_out}, "
+            + (f"steps via {self.step_format}, " if self.step_format else "")
+            + f"subnormals in/acc/out {self.subnormal_inputs}/{self.subnormal_acc}/{self.subnormal_out}, "
             f"overflow {self.overflow}"
         )
 
@@ -155,11 +162,14 @@ def _round_int(neg: np.ndarray, a: np.ndarray, q: np.ndarray, mode: str) -> np.n
         return hi + (nz & ~neg)
     if mode == "rd":
         return hi + (nz & neg)
-    qm = np.maximum(q - 1, 0)
-    half = _shl(np.ones_like(a), qm)
-    half = np.where(q > 0, half, 0) if a.dtype != object else np.where(q > 0, half, 0).astype(object)
-    gt = (rem > half) & (q > 0)
-    eq = (rem == half) & (q > 0)
+    if a.dtype == object:
+        half = np.where(q > 0, _shl(np.ones_like(a), np.maximum(q - 1, 0)), 0).astype(object)
+        live = q > 0
+    else:  # int64: a < 2^63, so from q = 64 on, a is below half a unit (the shift must not wrap)
+        half = np.where(q > 0, np.int64(1) << np.clip(q - 1, 0, 62), 0)
+        live = (q > 0) & (q < 64)
+    gt = (rem > half) & live
+    eq = (rem == half) & live
     if mode == "rna":
         return hi + (gt | eq)
     odd = (hi % 2) == 1
@@ -298,6 +308,15 @@ def _flush(x: np.ndarray, t: ElemType) -> np.ndarray:
     return np.where(np.abs(x) < t.tiny, np.copysign(0.0, x), x)
 
 
+def _step(terms, model: DevModel, acc: ElemType, ae=None) -> np.ndarray:
+    """One fused step to the accumulator, through ``step_format`` first when set."""
+    if model.step_format is None:
+        return _fused_step(terms, model, acc, ae)
+    wide = _fused_step(terms, replace(model, acc_rounding="rne"), etype(model.step_format), ae)
+    flush = model.subnormal_acc == "flush"
+    return round_to_format(wide, acc, model.acc_rounding, model.overflow, flush)
+
+
 # --------------------------------------------------------------- the MMA
 def model_mma(
     model: DevModel,
@@ -324,9 +343,9 @@ def model_mma(
     K = A.shape[-1]
     with np.errstate(invalid="ignore", over="ignore"):
         P = A[:, :, None, :] * np.swapaxes(B, 1, 2)[:, None, :, :]  # (S, M, N, K)
-        special = P.sum(axis=-1) + C
-        if model.product_format is not None:
+        if model.product_format is not None:  # a product that overflows its format is infinite
             P = round_to_format(P, model.product_format)
+        special = P.sum(axis=-1) + C
     fin = np.isfinite(special) & np.all(np.isfinite(P), axis=-1)
     P = np.where(fin[..., None], P, 0.0)
     Cf = np.where(fin, C, 0.0)
@@ -347,9 +366,9 @@ def model_mma(
         else:
             terms = np.concatenate([(Cf if i == 0 else acc_v)[..., None], blk], axis=-1)
             ae = None if ae is None else np.concatenate([CE, ae], axis=-1)
-        acc_v = _fused_step(terms, model, acc, ae)
+        acc_v = _step(terms, model, acc, ae)
     if model.c_position == "last":
-        acc_v = _fused_step(np.stack([acc_v, Cf], axis=-1), model, acc)
+        acc_v = _step(np.stack([acc_v, Cf], axis=-1), model, acc)
     D = acc_v
     if ot.name != acc.name:
         D = round_to_format(D, ot, model.out_rounding, model.overflow, model.subnormal_out == "flush")

@@ -34,6 +34,8 @@ def test_bad_input_is_one_line(tmp_path):
         (("--emulator-model", "nope"), "unknown --emulator-model"),
         (("--backend", "cuda"), "unknown backend"),
         (("--targets", "f16:f32", "--dist", "gauss", "--tiles", "2"), "unknown --dist"),
+        (("--targets", "f16:f32", "--emulator-fault", "nope"), "unknown --emulator-fault"),
+        (("--backend", "vulkan", "--emulator-fault", "numerics_order_drift"), "needs --backend emulator"),
     ):
         p = _cli(*args, "--out", str(tmp_path))
         assert p.returncode == 2, (args, p.stdout, p.stderr)
@@ -83,3 +85,33 @@ def test_sweep_report_gets_the_fingerprint_section(tmp_path):
     assert "| block_structure" in text and "8 per step, forward, C first" in text
     assert "random tiles bit-exact" in text and "8/8" in text
     assert '<section id="numerics">' in html and "8 per step, forward, C first" in html
+
+
+def test_a_device_no_model_explains_is_said_not_modelled(tmp_path):
+    """Issue 25: every other tile summed in another order is a device no single
+    model explains; random tiles refute the probe-inferred model and the
+    fingerprint says "no model explains this device" instead of a model."""
+    p = _cli(
+        "--emulator-model", "trunc_b8_e3", "--emulator-fault", "numerics_order_drift",
+        "--targets", "f16:f32", "--tiles", "40", "--out", str(tmp_path),
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    rec = json.loads((tmp_path / "fingerprint.json").read_text())[0]
+    assert rec["status"] == "unexplained", rec.get("status")
+    assert rec["selection"]["candidates"] and all(
+        int(c["evidence_tiles"].split("/")[0]) < 0.999 * int(c["evidence_tiles"].split("/")[1])
+        for c in rec["selection"]["candidates"]
+    )
+    md = (tmp_path / "fingerprint.md").read_text()
+    assert "No model explains this device" in md and "Best candidates" in md
+    assert "unexplained" in p.stdout
+
+
+def test_a_correct_model_stands(tmp_path):
+    p = _cli("--emulator-model", "prod_p11", "--targets", "f16:f32", "--tiles", "40", "--out", str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    rec = json.loads((tmp_path / "fingerprint.json").read_text())[0]
+    assert rec["status"] in ("model", "selected"), rec.get("status")
+    checks = [rec["model_tier"]] + rec["model_tier"].get("more", [])
+    assert {c["dist"] for c in checks} == {"mixed", "wide", "cancel"}
+    assert all(c["tiles_bit_exact"] == c["tiles"] == 40 for c in checks)

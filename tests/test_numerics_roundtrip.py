@@ -129,3 +129,37 @@ def test_distinct_models_get_distinct_fingerprints():
 
 def test_every_named_model_has_a_round_trip():
     assert {n for n, _, _ in CASES} == set(MODELS)
+
+
+@pytest.mark.parametrize("fmt,np_type", [("f16", np.float16), ("f32", np.float32)])
+def test_round_to_format_agrees_with_numpy_far_below_the_subnormals(fmt, np_type):
+    """numpy's own conversion is the independent oracle for RNE.  Values far
+    below half the smallest subnormal once rounded up to it (a shift of 64 or
+    more bits wrapped); found by the lavapipe f16 fingerprint (issue 25)."""
+    from reference.devmodel import round_to_format
+
+    rng = np.random.default_rng(5)
+    x = rng.uniform(1, 2, 4000) * np.exp2(rng.integers(-160, 20, 4000)) * rng.choice([-1, 1], 4000)
+    x = np.concatenate(
+        [x, [7.1e-14, -4.26e-13, 2.0**-25, 1.5 * 2.0**-25, 2.0**-150, 1.5 * 2.0**-150, 1e-300]]
+    )
+    got = round_to_format(x, fmt)
+    with np.errstate(over="ignore"):
+        want = x.astype(np_type).astype(np.float64)
+    assert np.array_equal(got, want) and np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_step_format_rounds_twice():
+    """An f16 accumulator computed in f32 hardware: each step rounds to f32,
+    then to f16 (double rounding) — a case that tells it from one rounding."""
+    m1 = DevModel(block=1, acc_format="f16", c_position="first")
+    m2 = m1.with_(step_format="f32")
+    # C = 1, products 2^-11 (a tie in f16) and 2^-40 (just above it, lost in f32)
+    A = np.array([[[2.0**-11, 2.0**-20]]])
+    B = np.array([[[1.0], [2.0**-20]]])
+    C = np.array([[[1.0]]])
+    one = model_mma(m1.with_(block=0), A, B, C, "f16", "f16")[0, 0, 0]
+    assert one == 1.0 + 2.0**-10  # one rounding: above the tie goes up
+    assert model_mma(m2.with_(block=0), A, B, C, "f16", "f16")[0, 0, 0] == 1.0  # via f32: a tie, to even
+    with pytest.raises(ValueError):
+        DevModel(acc_format="f32", step_format="f16")

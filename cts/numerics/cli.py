@@ -66,15 +66,25 @@ def targets_for(
     vk_runner: str = "auto",
     device: str | None = None,
     prelude: str | None = None,
+    emulator_fault: str | None = None,
 ) -> list[Target]:
+    if emulator_fault and backend != "emulator":
+        raise ValueError("--emulator-fault needs --backend emulator")
     if backend == "emulator":
+        from cts.backends.emu_numerics import NumericsEmulation
         from cts.backends.emulator import EmulatorBackend
 
         emu = EmulatorBackend()
         if not hasattr(emu, "run_float_mma"):
             raise ValueError("the emulator has no float MMA entry (cts.backends.emu_numerics not registered)")
         emu.set_model(emulator_model)
+        if emulator_fault:
+            if emulator_fault not in NumericsEmulation.FAULTS:
+                known = ", ".join(NumericsEmulation.FAULTS)
+                raise ValueError(f"unknown --emulator-fault {emulator_fault!r}; known: {known}")
+            emu.faults = frozenset({emulator_fault})
         name = "emulator" + (f" (model {emulator_model})" if emulator_model else "")
+        name += f" (fault {emulator_fault})" if emulator_fault else ""
         return [
             Target(
                 name,
@@ -90,10 +100,18 @@ def targets_for(
     if backend == "vulkan":
         if emulator_model:
             raise ValueError("--emulator-model needs --backend emulator")
-        run, name = _vulkan_entry(vk_runner)
+        run, name, offered = _vulkan_entry(vk_runner)
+        wanted = _parse_targets(selection, offered or VK_TARGETS)
+        lacking = [w for w in wanted if offered and w not in offered]
+        if lacking:
+            a, c, M, N, K = lacking[0]
+            have = ", ".join(f"{x[0]}:{x[1]}:{x[2]}x{x[3]}x{x[4]}" for x in offered)
+            raise ValueError(
+                f"--targets {a}:{c}:{M}x{N}x{K}: the device reports no such entry; it reports {have}"
+            )
         return [
             Target(name, M, N, K, a, c, lambda A, B, C, a=a, c=c, M=M, N=N, K=K: run(a, c, M, N, K, A, B, C))
-            for a, c, M, N, K in _parse_targets(selection, VK_TARGETS)
+            for a, c, M, N, K in wanted
         ]
     if backend in ("opencl", "emulator-intel"):
         from cts.backends import make_backend
@@ -110,9 +128,27 @@ def targets_for(
     raise ValueError(f"unknown backend {backend!r}; known: emulator, emulator-intel, opencl, vulkan")
 
 
+_FLOATS = ("f16", "bf16", "f32")
+
+
+def _float_entries(rows) -> list[tuple]:
+    """The float multiply-accumulate entries a device reports, as targets
+    (A, C, M, N, K): A = B and C = Result float types, subgroup scope."""
+    out = []
+    for r in rows:
+        if r["A"] in _FLOATS and r["A"] == r["B"] and r["C"] in _FLOATS and r["C"] == r["R"]:
+            if (
+                r.get("scope", "subgroup") == "subgroup"
+                and (r["A"], r["C"], r["M"], r["N"], r["K"]) not in out
+            ):
+                out.append((r["A"], r["C"], r["M"], r["N"], r["K"]))
+    return out
+
+
 def _vulkan_entry(runner: str = "auto"):
-    """(run(a, c, M, N, K, A, B, C) -> D, device name): the cooperative-matrix
-    room's backend (``cts.runs.coop.device_muladd``) or this module's own runner."""
+    """(run(a, c, M, N, K, A, B, C) -> D, device name, the device's float
+    entries as targets): the cooperative-matrix room's backend
+    (``cts.runs.coop.device_muladd``) or this module's own runner."""
     if runner in ("auto", "backend"):
         try:
             from cts.backends.vulkan import VulkanBackend
@@ -126,7 +162,14 @@ def _vulkan_entry(runner: str = "auto"):
             def run(a, c, M, N, K, A, B, C):
                 return device_muladd(vb, CoopEntry(M, N, K, a, a, c, c), A, B, C)
 
-            return run, f"{vb.describe().name} (Vulkan cooperative matrix, cts.backends.vulkan)"
+            import dataclasses
+
+            rows = [dataclasses.asdict(e) for e in vb.entries]
+            return (
+                run,
+                f"{vb.describe().name} (Vulkan cooperative matrix, cts.backends.vulkan)",
+                _float_entries(rows),
+            )
         except Exception as e:  # noqa: BLE001 - fall back to the own runner
             if runner == "backend":
                 raise ValueError(f"cts.backends.vulkan is not usable: {type(e).__name__}: {e}") from None
@@ -136,7 +179,18 @@ def _vulkan_entry(runner: str = "auto"):
         r = VkCoopRunner()
     except VkUnavailable as e:
         raise ValueError(f"no Vulkan cooperative-matrix device: {e}") from None
-    return r.mma, f"{r.name} (Vulkan cooperative matrix, driver {r.driver})"
+    from cts.families.coop import SCOPES, VK_COMPONENT
+
+    rows = [
+        {
+            **p,
+            **{k: VK_COMPONENT.get(int(p[k]), "?") for k in ("A", "C", "R")},
+            "B": VK_COMPONENT.get(int(p["A"]), "?"),
+            "scope": SCOPES.get(int(p["scope"]), "?"),
+        }
+        for p in r.properties()
+    ]
+    return r.mma, f"{r.name} (Vulkan cooperative matrix, driver {r.driver})", _float_entries(rows)
 
 
 class _Saved:
@@ -170,8 +224,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument(
         "--emulator-model", default=None, help=f"device model of the emulator: {', '.join(MODELS)}"
     )
+    ap.add_argument(
+        "--emulator-fault",
+        default=None,
+        help="emulator: a float-MMA fault of cts.backends.emu_numerics (a device no model of the space explains)",
+    )
     ap.add_argument("--targets", default=None, help="comma list A:C[:MxNxK], e.g. f16:f32,bf16:f32")
-    ap.add_argument("--tiles", type=int, default=200, help="random tiles of the model tier (default 200)")
+    ap.add_argument(
+        "--tiles",
+        type=int,
+        default=200,
+        help="random tiles of the model tier, per distribution (default 200)",
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="reports/latest/numerics", help="where fingerprint.json/.md go")
     ap.add_argument("--save-results", action="store_true", help="keep the device results of the random tiles")
@@ -183,7 +247,9 @@ def main(argv: list[str]) -> int:
         help="vulkan: 'backend' (cts.backends.vulkan through cts.runs.coop.device_muladd), 'own' (cts.numerics.vk), auto (default)",
     )
     ap.add_argument(
-        "--dist", default="mixed", help="random tile data: mixed (default), wide, cancel; comma list"
+        "--dist",
+        default="mixed,wide,cancel",
+        help="random tile data: mixed, wide, cancel; comma list (default: all three)",
     )
     ap.add_argument(
         "--jobs", type=int, default=1, help="worker processes for the model evaluation (default 1)"
@@ -206,28 +272,55 @@ def main(argv: list[str]) -> int:
     if args.vk_runner not in ("auto", "backend", "own"):
         raise ValueError(f"unknown --vk-runner {args.vk_runner!r}; known: auto, backend, own")
     for t in targets_for(
-        args.backend, args.emulator_model, args.targets, args.vk_runner, args.device, args.opencl_prelude
+        args.backend,
+        args.emulator_model,
+        args.targets,
+        args.vk_runner,
+        args.device,
+        args.opencl_prelude,
+        args.emulator_fault,
     ):
         t0 = time.time()
         try:
             fp = fingerprint(t)
-        except Exception as e:  # noqa: BLE001 - a device failure ends this target only
-            import traceback
-
+        except Exception as e:  # noqa: BLE001 - a device failure ends this target only (one line)
             results.append({"device": t.device, "target": t.key, "error": f"{type(e).__name__}: {e}"})
-            print(f"{t.key}: {type(e).__name__}: {e}\n{traceback.format_exc(limit=-3)}")
+            print(f"{t.key}: could not run: {type(e).__name__}: {str(e)[:300]}")
             continue
         rec = fp.as_dict()
         rec["seconds_fingerprint"] = round(time.time() - t0, 3)
         if args.tiles:
             t1 = time.time()
-            rec["model_tier"] = _tiles(t, fp.model, args, out)
+            if args.save_results or args.no_check:
+                rec["model_tier"] = _tiles(t, fp.model, args, out)
+            else:
+                _settle(t, fp, rec, args)
             rec["seconds_model_tier"] = round(time.time() - t1, 3)
         results.append(rec)
-        print(f"{t.key}: {fp.model.summary()}")
+        print(f"{t.key}: {rec.get('status', 'model')}: {rec['model_summary']}")
     _write(results, out)
     print((out / "fingerprint.md").read_text())
     return 0
+
+
+def _settle(t: Target, fp, rec: dict, args) -> None:
+    """Random tiles judge the probe-inferred model (cts.numerics.select):
+    the record says ``status`` (model / selected / unexplained) and, for a
+    selected model, that model replaces the inferred one."""
+    from cts.numerics.model import _replay_model
+    from cts.numerics.select import settle
+
+    dists = [d.strip() for d in args.dist.split(",") if d.strip()]
+    got = settle(t, fp.model, args.tiles, args.seed, dists, args.jobs)
+    checks = list(got["checks"].values())
+    rec["model_tier"] = {**checks[0], "more": checks[1:]} if len(checks) > 1 else checks[0]
+    rec["status"] = got["status"]
+    rec["selection"] = {k: got[k] for k in ("candidates", "changes", "refuted") if k in got}
+    if got["status"] == "selected":
+        rec["probe_model_summary"] = rec["model_summary"]
+        rec["model"] = got["model"].as_dict()
+        rec["model_summary"] = got["model"].summary()
+        rec["replay"] = _replay_model(t, fp, got["model"])
 
 
 def _tiles(t: Target, model, args, out: Path) -> dict:

@@ -30,7 +30,7 @@ from cts.numerics.probes import (
 from reference.devmodel import DevModel, model_mma
 from reference.dtypes import etype
 
-__all__ = ["Fingerprint", "fingerprint", "infer_model", "random_operands", "model_check"]
+__all__ = ["Fingerprint", "fingerprint", "infer_model", "random_operands", "model_check", "DISTS"]
 
 
 # ----------------------------------------------------------- the model
@@ -111,6 +111,7 @@ class Fingerprint:
     replay: dict
     calls: int
     assumed: list[str] = field(default_factory=list)
+    prober: Prober | None = field(default=None, repr=False, compare=False)  # the probes, for a replay
 
     def as_dict(self) -> dict:
         return {
@@ -148,7 +149,12 @@ def fingerprint(t: Target) -> Fingerprint:
         f[x.prop] = x
     model = infer_model(f, t)
     f["monotonicity"] = monotonicity(pr, lay, model)
-    return Fingerprint(t.device, t.key, f, model, _replay(pr, model), pr.calls, assumed(f, t))
+    return Fingerprint(t.device, t.key, f, model, _replay(pr, model), pr.calls, assumed(f, t), pr)
+
+
+def _replay_model(t: Target, fp: Fingerprint, model: DevModel) -> dict:
+    """Another model's replay on the probes this fingerprint ran."""
+    return _replay(fp.prober, model)
 
 
 def assumed(f: dict[str, Finding], t: Target) -> list[str]:

@@ -58,6 +58,7 @@ def markdown(results: list[dict]) -> str:
                 + [f"{r['replay']['consistent']}/{r['replay']['probes']}" for r in ok]
             )
             rows.append(["random tiles bit-exact"] + [_tier(r) for r in ok])
+            rows.append(["verdict"] + [_STATUS.get(r.get("status", "model"), "?") for r in ok])
             lines += [tabulate(rows, headers=head, tablefmt="github"), ""]
         for r in ok:
             lines += _detail(r)
@@ -77,8 +78,46 @@ def _tier(r: dict) -> str:
     )
 
 
+_STATUS = {
+    "model": "the probe-inferred model (random tiles agree)",
+    "selected": "a model selected by random tiles",
+    "unexplained": "no model explains this device",
+}
+
+
+def _verdict(r: dict) -> list[str]:
+    st = r.get("status", "model")
+    sel = r.get("selection", {})
+    refuted = ", ".join(f"{d} {v}" for d, v in sel.get("refuted", {}).items())
+    if st == "model":
+        return [f"Inferred model: {r['model_summary']}", ""]
+    if st == "selected":
+        out = [
+            f"Model (selected by random tiles): {r['model_summary']}",
+            "",
+            f"The probe-inferred model ({r.get('probe_model_summary', '?')}) was refuted by random tiles "
+            f"({refuted} bit-exact); changes that the tiles decided: {', '.join(sel.get('changes', []))}.",
+            "",
+        ]
+    else:
+        out = [
+            "**No model explains this device.** The probe-inferred model "
+            f"({r['model_summary']}) is refuted by random tiles ({refuted} bit-exact), and no model of the "
+            "space reproduces at least 99.9% of the tiles: it is not reported as the device's model.",
+            "",
+        ]
+    if sel.get("candidates"):
+        out += ["Best candidates on the evidence tiles:", ""]
+        rows = [[", ".join(c["changes"]), c["evidence_tiles"], c["summary"]] for c in sel["candidates"]]
+        out += [
+            tabulate(rows, headers=["changes", "evidence tiles bit-exact", "model"], tablefmt="github"),
+            "",
+        ]
+    return out
+
+
 def _detail(r: dict) -> list[str]:
-    out = [f"### {r['target']}", "", f"Inferred model: {r['model_summary']}", ""]
+    out = [f"### {r['target']}", ""] + _verdict(r)
     if r.get("assumed"):
         out += [f"Not decidable with this target (defaults kept): {', '.join(r['assumed'])}", ""]
     rep = r["replay"]
