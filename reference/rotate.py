@@ -32,6 +32,7 @@ __all__ = [
     "delta_values",
     "rotate_source",
     "rules_agree",
+    "rotation_sources",
     "expected_rotation",
 ]
 
@@ -108,6 +109,51 @@ def delta_values(n: int, cluster: int | None = None) -> list[tuple[str, int]]:
     return uniq
 
 
+def rotation_sources(
+    sg_key: np.ndarray,
+    sg_lid: np.ndarray,
+    sg_size: np.ndarray,
+    sg_max: np.ndarray,
+    delta: np.ndarray,
+    cluster: int | None,
+    rule: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Which invocation each invocation of one launch reads, given the
+    subgroups the device reports (arguments as in :func:`expected_rotation`,
+    per invocation of the flattened launch).
+
+    Returns (index, checked, source): ``index`` the position (in the
+    flattened launch) of the invocation whose value is expected, -1 where
+    none is (``checked`` False: the source invocation is inactive, its id
+    >= the subgroup's size); ``source`` the source subgroup local id.  The
+    result depends on the subgroup map and the deltas only, never on the
+    values, so a caller may reuse it for every launch of the same map."""
+    key = np.asarray(sg_key, dtype=np.int64)
+    lid = np.asarray(sg_lid, dtype=np.int64)
+    size = np.asarray(sg_size, dtype=np.int64)
+    mx = np.asarray(sg_max, dtype=np.int64)
+    d = np.asarray(delta, dtype=np.int64)
+    n = lid.shape[0]
+    src = np.empty(n, dtype=np.int64)
+    groups = [int(cluster)] if cluster is not None else np.unique(mx).tolist()
+    for g in groups:
+        sel = np.ones(n, bool) if cluster is not None else (mx == g)
+        src[sel] = rotate_source(lid[sel], d[sel], g, rule)
+    checked = (src >= 0) & (src < size)
+    if n and int(key.min()) >= 0:  # number the subgroups 0, 1, ... in key order: a table of their size
+        present = np.zeros(int(key.max()) + 1, dtype=bool)
+        present[key] = True
+        key = (np.cumsum(present) - 1)[key]
+    # locate (key, src) among all invocations
+    width = int(lid.max()) + 1 if n else 1
+    width = max(width, int(src.max()) + 1 if n else 1)
+    table = np.full((int(key.max()) + 1 if n else 1, width), -1, dtype=np.int64)
+    table[key, lid] = np.arange(n)
+    idx = np.where(checked, table[key, np.clip(src, 0, width - 1)], -1)
+    checked &= idx >= 0
+    return idx, checked, src
+
+
 def expected_rotation(
     values: np.ndarray,
     sg_key: np.ndarray,
@@ -131,25 +177,7 @@ def expected_rotation(
     ``expected`` holds zeros.  ``source`` is the source local id.
     """
     values = np.asarray(values)
-    n = values.shape[0]
-    key = np.asarray(sg_key, dtype=np.int64)
-    lid = np.asarray(sg_lid, dtype=np.int64)
-    size = np.asarray(sg_size, dtype=np.int64)
-    mx = np.asarray(sg_max, dtype=np.int64)
-    d = np.asarray(delta, dtype=np.int64)
-    src = np.empty(n, dtype=np.int64)
-    groups = [int(cluster)] if cluster is not None else np.unique(mx).tolist()
-    for g in groups:
-        sel = np.ones(n, bool) if cluster is not None else (mx == g)
-        src[sel] = rotate_source(lid[sel], d[sel], g, rule)
-    checked = (src >= 0) & (src < size)
-    # locate (key, src) among all invocations
-    width = int(lid.max()) + 1 if n else 1
-    width = max(width, int(src.max()) + 1 if n else 1)
-    table = np.full((int(key.max()) + 1 if n else 1, width), -1, dtype=np.int64)
-    table[key, lid] = np.arange(n)
-    idx = np.where(checked, table[key, np.clip(src, 0, width - 1)], -1)
-    checked &= idx >= 0
+    idx, checked, src = rotation_sources(sg_key, sg_lid, sg_size, sg_max, delta, cluster, rule)
     expected = np.zeros_like(values)
     expected[checked] = values[idx[checked]]
     return expected, checked, src

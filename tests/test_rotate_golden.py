@@ -54,3 +54,19 @@ def test_partial_subgroup_reads_of_inactive_lanes_are_unchecked():
 def test_delta_classes_cover_the_checklist():
     classes = {c for c, _ in delta_values(16, 4)}
     assert classes == {"zero", "one", "n_minus_1", "n", "gt_n", "negative"}
+
+
+def test_subgroup_keys_only_name_subgroups():
+    """Any numbering of the subgroups (sparse, not from 0) gives the same
+    expected values: two work-groups of 12, subgroups of 8 (the last of 4
+    active), delta 3."""
+    lid = np.tile(np.arange(12) % 8, 2)
+    size = np.tile(np.where(np.arange(12) < 8, 8, 4), 2)
+    dense = np.repeat(np.arange(4), [8, 4, 8, 4])
+    vals = np.arange(24)[:, None] + 100
+    args = (lid, size, np.full(24, 8), np.full(24, 3), None, "opencl_c")
+    want = expected_rotation(vals, dense, *args)
+    for keys in (dense * 1000 + 7, 3 - dense, np.array([5, 9, 70, 71])[dense]):
+        got = expected_rotation(vals, keys, *args)
+        assert all(np.array_equal(a, b) for a, b in zip(want, got))
+    assert want[1][:8].tolist() == [True] * 8 and want[0][0, 0] == 103 and want[0][5, 0] == 100

@@ -68,6 +68,11 @@ class Backend:
     #   run_intel_mma(case, a, b, c) -> d            (S, N, comps) raw bits
     #   run_intel_split_mma(case, a, b, c) -> d      a (P, 2, N, comps), b/c/d (P, 2, N, .)
     #   run_intel_tf32_convert(case, x) -> y         float32 (items, width)
+    # A family whose case runs several launches may offer, next to
+    # run_<family>, run_<family>_launches(case, [operands, ...]) -> [results,
+    # ...]: the same launches computed in one call (the emulator does, for
+    # subgroup_rotate); a backend without it runs each launch as its own
+    # dispatch through run().
 
     def run(self, case, **operands: np.ndarray):
         fn = getattr(self, f"run_{case.family}")

@@ -1,4 +1,5 @@
-"""Emulator mixin: subgroup rotate (``run_subgroup_rotate``).
+"""Emulator mixin: subgroup rotate (``run_subgroup_rotate``, and
+``run_subgroup_rotate_launches`` for all launches of a case at once).
 
 The emulated device forms subgroups of ``case.sg`` consecutive work-items
 of each work-group (the last one partial), pads the partial one with junk
@@ -8,10 +9,19 @@ work-groups in one gather.  That is the picture
 of spec-digest 6.4's overview ("rotating by N moves values down N lanes"),
 written without the index formulas of ``reference.rotate``.
 
+The picture is drawn once per launch shape and deltas on the work-items'
+own numbers instead of their values (which work-item's value lands where;
+a junk lane is -1), kept read-only in a cache, and every launch's values
+then move in one gather.  Several launches of a case are still separate
+launches (their own work-groups and subgroups, nothing shared); only the
+numpy pass is one.
+
 Named faults make it a wrong device on purpose (tests/test_rotate_mutations.py).
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 import numpy as np
 
@@ -33,6 +43,82 @@ ROTATE_FAULTS: dict[str, str] = {
 
 _JUNK = np.uint64(0xA5A5A5A5A5A5A5A5)
 
+# faults that change which lane is read (drawn into the cached picture); the
+# others change the values on the way (applied after the gather)
+_LANE_FAULTS = frozenset(
+    {
+        "rotate_direction_reversed",
+        "rotate_cluster_base_wrong",
+        "rotate_no_wraparound",
+        "rotate_negative_delta_as_zero",
+        "rotate_modulo_current_size",
+    }
+)
+
+
+def _lane_picture(sg: int, cluster: int, G: int, L: int, deltas: tuple, f: frozenset) -> np.ndarray:
+    """(G * L,) which work-item of the launch (g * L + i) each work-item's
+    result comes from, -1 for a junk lane; ``f`` the lane faults."""
+    nsub = -(-L // sg)
+    pad = np.full((G, nsub * sg), -1, dtype=np.int64)
+    pad[:, :L] = np.arange(G * L).reshape(G, L)
+    lanes = pad.reshape(G, nsub, sg)
+    group = cluster or sg
+    grouped = lanes.reshape(G, nsub, sg // group, group)
+    # source lane of every lane of each work-group's rotation groups: np.roll by -delta
+    # (roll(a, s)[j] == a[(j - s) % n]), one row of indices per work-group
+    d = np.asarray(deltas, dtype=np.int64).reshape(G)
+    if "rotate_negative_delta_as_zero" in f:
+        d = np.where(d < 0, 0, d)
+    lane = np.arange(group)[None, :]
+    if "rotate_no_wraparound" in f:
+        idx = lane + d[:, None] % (1 << 32)
+        src = np.where(idx >= group, lane, np.minimum(idx, group - 1))
+    else:
+        shift = d if "rotate_direction_reversed" in f else -d
+        src = (lane - shift[:, None] % group) % group
+    out = np.take_along_axis(grouped, src[:, None, None, :], axis=3)
+    if not cluster and "rotate_modulo_current_size" in f and L % sg:
+        tail = L % sg  # the partial subgroup wraps around its own size
+        src_t = (np.arange(tail)[None, :] + d[:, None] % (1 << 32)) % tail
+        part = np.take_along_axis(lanes[:, -1, :tail], src_t, axis=1)
+        out = out.copy()
+        out[:, -1, 0, :tail] = part
+    if cluster and "rotate_cluster_base_wrong" in f:
+        out = np.broadcast_to(out[:, :, :1], out.shape)  # every cluster gets the first one's result
+    return out.reshape(G, nsub * sg)[:, :L].reshape(-1)
+
+
+@lru_cache(maxsize=512)
+def _batch_picture(sg: int, cluster: int, launches: tuple, f: frozenset) -> np.ndarray:
+    """:func:`_lane_picture` of launches ((G, L, deltas), ...) as rows of
+    their values stacked one launch after the other, with one junk row last
+    (read-only: shared by every case of this subgroup size, cluster and
+    launches)."""
+    total = sum(G * L for G, L, _ in launches)
+    parts, off = [], 0
+    for G, L, deltas in launches:
+        p = _lane_picture(sg, cluster, G, L, deltas, f)
+        parts.append(np.where(p >= 0, p + off, total))
+        off += G * L
+    out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=256)
+def _subgroup_map(sg: int, G: int, L: int) -> dict:
+    """What every work-item of a (G, L) launch reports: subgroups of ``sg``
+    consecutive work-items, the last one partial (read-only)."""
+    lid = np.arange(L)
+    size = np.minimum(sg, L - (lid // sg) * sg)
+    return {
+        "sg_id": np.broadcast_to(lid // sg, (G, L)),
+        "sg_lid": np.broadcast_to(lid % sg, (G, L)),
+        "sg_size": np.broadcast_to(size, (G, L)),
+        "sg_max": np.broadcast_to(np.array(sg), (G, L)),
+    }
+
 
 class RotateEmulation:
     FAULTS = ROTATE_FAULTS
@@ -40,60 +126,63 @@ class RotateEmulation:
     def run_subgroup_rotate(self, case, values: np.ndarray, deltas: np.ndarray, const=None) -> dict:
         """``const`` (which work-groups take their delta as a constant
         operand) changes nothing on the emulated device."""
+        return self._rotate_launches(case, [{"values": values, "deltas": deltas, "const": const}])[0]
+
+    def run_subgroup_rotate_launches(self, case, launches: list[dict]) -> list[dict]:
+        """Each launch's result as :meth:`run_subgroup_rotate` gives it, the
+        launches (``{"values", "deltas", "const"}`` each) computed in one
+        numpy pass (launch by launch where a subclass runs a launch its own
+        way)."""
+        if type(self).run_subgroup_rotate is not RotateEmulation.run_subgroup_rotate:
+            return [self.run_subgroup_rotate(case, **ln) for ln in launches]
+        return self._rotate_launches(case, launches)
+
+    def _rotate_launches(self, case, launches: list[dict]) -> list[dict]:
+        """The picture of the launches (which value lands where, cached),
+        then every launch's values moved by one gather, then the faults
+        that change values on the way."""
         f = self.faults
-        G, L, W = values.shape
-        sg = case.sg
-        nsub = -(-L // sg)
-        pad = np.full((G, nsub * sg, W), _JUNK, dtype=np.uint64)
-        pad[:, :L] = values
-        lanes = pad.reshape(G, nsub, sg, W)
-        group = case.cluster or sg
-        grouped = lanes.reshape(G, nsub, sg // group, group, W)
-        # source lane of every lane of each work-group's rotation groups: np.roll by -delta
-        # (roll(a, s)[j] == a[(j - s) % n]), one row of indices per work-group
-        d = np.asarray(deltas, dtype=np.int64).reshape(G)
-        if "rotate_negative_delta_as_zero" in f:
-            d = np.where(d < 0, 0, d)
-        lane = np.arange(group)[None, :]
-        if "rotate_no_wraparound" in f:
-            idx = lane + d[:, None] % (1 << 32)
-            src = np.where(idx >= group, lane, np.minimum(idx, group - 1))
-        else:
-            shift = d if "rotate_direction_reversed" in f else -d
-            src = (lane - shift[:, None] % group) % group
-        out = np.take_along_axis(grouped, src[:, None, None, :, None], axis=3)
-        if not case.cluster and "rotate_modulo_current_size" in f and L % sg:
-            tail = L % sg  # the partial subgroup wraps around its own size
-            src_t = (np.arange(tail)[None, :] + d[:, None] % (1 << 32)) % tail
-            part = np.take_along_axis(lanes[:, -1, :tail], src_t[:, :, None], axis=1)
-            out = out.copy()
-            out[:, -1, 0, :tail] = part
-        if case.cluster and "rotate_cluster_base_wrong" in f:
-            out = np.broadcast_to(out[:, :, :1], out.shape)  # every cluster gets the first one's result
-        res = out.reshape(G, nsub * sg, W)[:, :L].copy()
+        if "rotate_required_size_ignored" in f:  # each work-item its own subgroup
+            return [self._one_item_subgroups(case, np.asarray(ln["values"])) for ln in launches]
+        vals = [np.asarray(ln["values"]) for ln in launches]
+        W = vals[0].shape[2] if vals else case.width
+        shape = tuple(
+            (v.shape[0], v.shape[1], tuple(np.asarray(ln["deltas"], dtype=np.int64).reshape(-1).tolist()))
+            for v, ln in zip(vals, launches)
+        )
+        pic = _batch_picture(case.sg, case.cluster, shape, f & _LANE_FAULTS)
+        flat = np.empty((sum(G * L for G, L, _ in shape) + 1, W), dtype=np.uint64)  # the values, a junk row
+        off = 0
+        for v in vals:
+            flat[off : off + v.shape[0] * v.shape[1]] = v.reshape(-1, W)
+            off += v.shape[0] * v.shape[1]
+        flat[off:] = _JUNK
+        res = np.take(flat, pic, axis=0)
+        own = flat[:-1]
         if "rotate_vector_tail_unrotated" in f and W > 1:
-            res[:, :, 1:] = values[:, :, 1:]
+            res[:, 1:] = own[:, 1:]
         if "rotate_long_high_word_lost" in f and case.gentype.bits == 64:
             lo = np.uint64(0xFFFFFFFF)
-            res = (res & lo) | (values & ~lo)
+            res = (res & lo) | (own & ~lo)
         if "rotate_subnormal_flushed" in f and case.gentype.kind == "float":
             res = self._rotate_flush(res, case)
-        lid = np.arange(L)
-        if "rotate_required_size_ignored" in f:  # each work-item its own subgroup
-            return {
-                "out": values.copy(),
-                "sg_id": np.broadcast_to(lid, (G, L)),
-                "sg_lid": np.zeros((G, L), dtype=np.int64),
-                "sg_size": np.ones((G, L), dtype=np.int64),
-                "sg_max": np.full((G, L), sg),
-            }
-        size = np.minimum(sg, L - (lid // sg) * sg)
+        out, off = [], 0
+        for G, L, _ in shape:
+            out.append({"out": res[off : off + G * L].reshape(G, L, W), **_subgroup_map(case.sg, G, L)})
+            off += G * L
+        return out
+
+    @staticmethod
+    def _one_item_subgroups(case, values: np.ndarray) -> dict:
+        """The ``rotate_required_size_ignored`` device: every work-item its
+        own subgroup (the maximum size still reported); results unrotated."""
+        G, L, _ = values.shape
         return {
-            "out": res,
-            "sg_id": np.broadcast_to(lid // sg, (G, L)),
-            "sg_lid": np.broadcast_to(lid % sg, (G, L)),
-            "sg_size": np.broadcast_to(size, (G, L)),
-            "sg_max": np.full((G, L), sg),
+            "out": values.copy(),
+            "sg_id": np.broadcast_to(np.arange(L), (G, L)),
+            "sg_lid": np.zeros((G, L), dtype=np.int64),
+            "sg_size": np.ones((G, L), dtype=np.int64),
+            "sg_max": np.full((G, L), case.sg),
         }
 
     @staticmethod

@@ -28,6 +28,7 @@ Tables mirror spec-digest 6.4 / 6.5 and the checklist row of section 8:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from cts.space import space
 from reference.rotate import delta_values
@@ -226,10 +227,17 @@ class Launch:
 def rotate_launches(case) -> list[Launch]:
     """The launches of a case, one per partial-subgroup size of
     :func:`partial_tails`; SPIR-V cases repeat every delta as a constant."""
-    deltas = tuple(delta_values(case.sg, case.cluster or None))
+    return list(_launches(case.api, case.sg, case.cluster))
+
+
+@lru_cache(maxsize=256)
+def _launches(api: str, sg: int, cluster: int) -> tuple[Launch, ...]:
+    """:func:`rotate_launches` of every case with this api, subgroup size
+    and cluster (the same Launch objects each time)."""
+    deltas = tuple(delta_values(sg, cluster or None))
     dyn = (0,) * len(deltas)
-    if case.api == "spirv":
+    if api == "spirv":
         deltas, const = deltas + deltas, dyn + tuple(range(1, len(deltas) + 1))
     else:
         const = dyn
-    return [Launch(t, 2 * case.sg + t, deltas, const) for t in partial_tails(case.sg)]
+    return tuple(Launch(t, 2 * sg + t, deltas, const) for t in partial_tails(sg))

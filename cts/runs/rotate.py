@@ -12,20 +12,31 @@ kernel also reports every work-item's (sub_group_id, sub_group_local_id,
 sub_group_size, max_sub_group_size), and the expected values are derived
 from that map (never from an assumed mapping); the map itself is checked
 first.  Values read from inactive invocations are not checked.
+
+What does not depend on the data is worked out once per subgroup size,
+cluster, rule and launches (:func:`_plan`, cached, read-only): the deltas,
+and the reference's sources for the map a device forming subgroups of
+consecutive work-items reports.  A device that reports exactly that map
+gets those sources; any other usable map gets the reference's sources from
+its own map.  A backend offering ``run_subgroup_rotate_launches`` (the
+emulator) takes all launches of a case in one call; any other runs them as
+separate dispatches, one after the other.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
 from cts.check import Verdict, compare
 from cts.errors import CaseError
-from cts.families.rotate import rotate_launches
+from cts.families.rotate import Launch, rotate_launches
 from reference.data import case_rng
 from reference.dtypes import etype
-from reference.rotate import expected_rotation
+from reference.rotate import rotation_sources
 
 __all__ = ["RotateResult", "run_rotate", "rotate_values"]
 
@@ -55,15 +66,22 @@ def _distinct(rng: np.random.Generator, n: int, rows: int, L: int) -> np.ndarray
     if n <= 4096:
         return rng.permuted(np.broadcast_to(np.arange(n), (rows, n)), axis=1)[:, :L]
     x = rng.integers(0, n, size=(rows, L))
+    rows_left = np.arange(rows)  # rows that may repeat a value: all, then those drawn again
     while True:
-        s = np.sort(x, axis=1)
-        bad = np.flatnonzero((s[:, 1:] == s[:, :-1]).any(axis=1))
+        s = np.sort(x[rows_left], axis=1)
+        bad = rows_left[(s[:, 1:] == s[:, :-1]).any(axis=1)]
         if not bad.size:
             return x
-        for r in bad.tolist():  # few rows: L*L/2n repeats expected per row
-            seen: set = set()
-            again = [j for j, v in enumerate(x[r].tolist()) if v in seen or seen.add(v)]
-            x[r, again] = rng.integers(0, n, size=len(again))
+        # in each bad row, every item whose value an earlier item of the row holds (a stable
+        # sort keeps equal values in item order: all but the first of each run repeat)
+        order = np.argsort(x[bad], axis=1, kind="stable")
+        s = np.take_along_axis(x[bad], order, axis=1)
+        again = np.zeros(order.shape, dtype=bool)
+        np.put_along_axis(again, order[:, 1:], s[:, 1:] == s[:, :-1], axis=1)
+        r, j = np.nonzero(again)  # row by row, items in order
+        # few rows (L*L/2n repeats expected per row), each drawn again in one call of its own
+        x[bad[r], j] = np.concatenate([rng.integers(0, n, size=k) for k in again.sum(axis=1).tolist()])
+        rows_left = bad
 
 
 def rotate_values(case, G: int, L: int, rng: np.random.Generator) -> np.ndarray:
@@ -72,23 +90,25 @@ def rotate_values(case, G: int, L: int, rng: np.random.Generator) -> np.ndarray:
     planted (a rotate moves bits, so all of them must survive)."""
     g, W = case.gentype, case.width
     shape = (G, L, W)
+    # (int64 draws are never negative here: viewed as uint64 they keep their values)
     if g.kind == "bool":
-        return rng.integers(0, 2, size=shape).astype(np.uint64)
+        return rng.integers(0, 2, size=shape).view(np.uint64)
     bits = g.bits
     if bits <= 16:  # distinct per work-group and component (L <= 160 < 256)
         out = _distinct(rng, 1 << bits, G * W, L).reshape(G, W, L).transpose(0, 2, 1).astype(np.uint64)
     else:
-        out = rng.integers(0, 1 << 62, size=shape, dtype=np.int64).astype(np.uint64)
-        out = (out << np.uint64(2)) ^ rng.integers(0, 4, size=shape).astype(np.uint64)
+        out = rng.integers(0, 1 << 62, size=shape, dtype=np.int64).view(np.uint64)
+        out <<= np.uint64(2)
+        out ^= rng.integers(0, 4, size=shape).view(np.uint64)
         out &= np.uint64((1 << bits) - 1)
     if g.kind == "float":
         t = etype(g.etype)
         exp_mask = np.uint64(((1 << t.exp_bits) - 1) << t.man_bits)
         nonfinite = (out & exp_mask) == exp_mask
-        out = np.where(nonfinite, out ^ np.uint64(1 << t.man_bits), out)  # clear an exponent bit
+        np.bitwise_xor(out, np.uint64(1 << t.man_bits), out=out, where=nonfinite)  # clear an exponent bit
         sp = np.array(_float_specials(g.etype), dtype=np.uint64)
         plant = rng.random(shape) < 0.1
-        out = np.where(plant, sp[rng.integers(0, len(sp), size=shape)], out)
+        np.copyto(out, sp.take(rng.integers(0, len(sp), size=shape)), where=plant)
     return out
 
 
@@ -183,97 +203,231 @@ def _check_map(case, sg_id, sg_lid, sg_size, sg_max) -> list[str]:
     return problems
 
 
-def _one_launch(case, backend, rng, ln) -> dict:
-    """Run one launch; returns its flattened record (or raises CaseError
-    when the subgroup map the device reports is unusable)."""
-    G, L = ln.groups, ln.local
-    vals = rotate_values(case, G, L, rng)
-    d = np.array([v for _, v in ln.deltas], dtype=np.int64)
-    const = np.array(ln.const, dtype=np.int32)
-    res = backend.run(case, values=vals, deltas=d, const=const)
-    out = np.asarray(res["out"], dtype=np.uint64).reshape(G, L, case.width)
-    sg_id, sg_lid = np.asarray(res["sg_id"]), np.asarray(res["sg_lid"])
-    sg_size, sg_max = np.asarray(res["sg_size"]), np.asarray(res["sg_max"])
-    problems = _check_map(case, sg_id, sg_lid, sg_size, sg_max)
-    if problems:
-        raise CaseError(
-            f"subgroup map reported by the kernel (work-groups of {L}) is not usable: " + "; ".join(problems)
-        )
-    key = (np.arange(G)[:, None] * L + sg_id).reshape(-1)
-    exp, checked, src = expected_rotation(
-        vals.reshape(G * L, case.width),
-        key,
+class _Plan(NamedTuple):
+    """Everything of a case's launches that does not depend on the data
+    (cached per subgroup size, cluster, rule and launches; arrays
+    read-only): the deltas and constant selectors each launch passes, where
+    each launch starts among the concatenated work-items, the subgroup map
+    a device forming subgroups of consecutive work-items reports, and the
+    reference's sources for that map (:func:`_launch_reference`, the same
+    call as for any other map a device reports)."""
+
+    launches: tuple[Launch, ...]
+    deltas: tuple[np.ndarray, ...]  # per launch (G,), int64
+    const: tuple[np.ndarray, ...]  # per launch (G,), int32
+    base: tuple[int, ...]  # first work-item of each launch, and the total n
+    maps: tuple[tuple[np.ndarray, np.ndarray, np.ndarray], ...]  # usual (sg_id, sg_lid, sg_size), each (L,)
+    index: np.ndarray  # (n,) row of the expected value among the launches' values, n where unchecked
+    checked: np.ndarray  # (n,)
+    src: np.ndarray  # (n,) source local id
+    notes: tuple[str, ...]  # per launch, up to the count of unchecked reads
+
+
+def _readonly(*arrays: np.ndarray) -> None:
+    for a in arrays:
+        a.flags.writeable = False
+
+
+def _launch_reference(cluster: int, rule: str, G: int, L: int, d: np.ndarray, sg_id, sg_lid, sg_size, sg_max):
+    """The reference's sources of one launch from the subgroup map the
+    device reported ((G, L) each): index among the launch's work-items (-1
+    where none), checked, source local id, each (G * L,)."""
+    return rotation_sources(
+        (np.arange(G)[:, None] * L + sg_id).reshape(-1),
         sg_lid.reshape(-1),
         sg_size.reshape(-1),
         sg_max.reshape(-1),
         np.repeat(d, L),
-        case.cluster or None,
-        case.rule,
+        cluster or None,
+        rule,
     )
-    n = G * L
-    return {
-        "launch": ln,
-        "vals": vals.reshape(n, case.width),
-        "out": out.reshape(n, case.width),
-        "exp": exp,
-        "checked": checked,
-        "src": src,
-        "group": np.repeat(np.arange(G), L),
-        "item": np.tile(np.arange(L), G),
-        "sg_id": sg_id.reshape(-1),
-        "sg_lid": sg_lid.reshape(-1),
-        "sg_size": sg_size.reshape(-1),
-        "d": d,
-    }
+
+
+@lru_cache(maxsize=512)
+def _plan(sg: int, cluster: int, rule: str, launches: tuple[Launch, ...]) -> _Plan:
+    deltas, const, base, maps, idx, checked, src, notes = [], [], [0], [], [], [], [], []
+    for ln in launches:
+        G, L = ln.groups, ln.local
+        d = np.array([v for _, v in ln.deltas], dtype=np.int64)
+        c = np.array(ln.const, dtype=np.int32)
+        lid = np.arange(L)
+        usual = (lid // sg, lid % sg, np.minimum(sg, L - (lid // sg) * sg))
+        _readonly(d, c, *usual)
+        sid, slid, size = (np.broadcast_to(x, (G, L)) for x in usual)
+        i, ok, s = _launch_reference(cluster, rule, G, L, d, sid, slid, size, np.full((G, L), sg))
+        idx.append(np.where(ok, i + base[-1], -1))
+        checked.append(ok)
+        src.append(s)
+        forms = " (each delta read from a buffer, then as a constant)" if any(ln.const) else ""
+        notes.append(
+            f"{ln.groups} work-groups x {ln.local} work-items (partial subgroup of {ln.tail}), "
+            f"deltas {[x for _, x in ln.deltas[: len(set(ln.deltas))]]}{forms}"
+        )
+        deltas.append(d)
+        const.append(c)
+        maps.append(usual)
+        base.append(base[-1] + G * L)
+    n = base[-1]
+    index = np.concatenate([*idx, np.zeros(0, dtype=np.int64)])
+    index = np.where(index >= 0, index, n)
+    checked_all = np.concatenate([*checked, np.zeros(0, dtype=bool)])
+    src_all = np.concatenate([*src, np.zeros(0, dtype=np.int64)])
+    _readonly(index, checked_all, src_all)
+    return _Plan(
+        launches,
+        tuple(deltas),
+        tuple(const),
+        tuple(base),
+        tuple(maps),
+        index,
+        checked_all,
+        src_all,
+        tuple(notes),
+    )
+
+
+def _is_usual(case, usual, sg_id, sg_lid, sg_size, sg_max) -> bool:
+    """True when the device reported exactly the usual map (subgroups of
+    ``case.sg`` consecutive work-items, the last partial, maximum size
+    ``case.sg``): :func:`_check_map` finds nothing wrong with it, and the
+    plan's reference sources are the ones it gives."""
+    sid, lid, size = usual
+    shape = (sg_id.shape[0], sid.shape[0]) if sg_id.ndim == 2 else None
+    return (
+        sg_id.shape == sg_lid.shape == sg_size.shape == sg_max.shape == shape
+        and _all_equal(sg_lid, lid)
+        and _all_equal(sg_id, sid)
+        and _all_equal(sg_size, size)
+        and _all_equal(sg_max, case.sg)
+    )
+
+
+def _all_equal(a: np.ndarray, b) -> bool:
+    """``(a == b).all()`` for ``a`` (G, L) and ``b`` (L,) or a number,
+    reading a single row of ``a`` where all its rows are one in memory (a
+    broadcast array: stride 0 along axis 0)."""
+    if a.shape[0] > 1 and a.strides[0] == 0:
+        a = a[:1]
+    return bool((a == b).all())
+
+
+def _judged(case, ln, usual, res: dict) -> dict:
+    """One launch's reported results as arrays, ``usual`` telling whether
+    its subgroup map is the usual one; raises CaseError when the map is not
+    usable."""
+    G, L = ln.groups, ln.local
+    rec = {k: np.asarray(res[k]) for k in ("sg_id", "sg_lid", "sg_size", "sg_max")}
+    rec["out"] = np.asarray(res["out"], dtype=np.uint64).reshape(G, L, case.width)
+    rec["usual"] = _is_usual(case, usual, rec["sg_id"], rec["sg_lid"], rec["sg_size"], rec["sg_max"])
+    problems = (
+        [] if rec["usual"] else _check_map(case, rec["sg_id"], rec["sg_lid"], rec["sg_size"], rec["sg_max"])
+    )
+    if problems:
+        raise CaseError(
+            f"subgroup map reported by the kernel (work-groups of {L}) is not usable: " + "; ".join(problems)
+        )
+    return rec
+
+
+def _run_launches(case, backend, rng, plan: _Plan) -> tuple[list[np.ndarray], list[dict]]:
+    """Every launch's values and judged results.  A backend with
+    ``run_<family>_launches`` (the emulator) takes all launches of the case
+    in one call; any other runs each as its own dispatch, and a launch's
+    map is judged before the next one runs."""
+    todo = list(zip(plan.launches, plan.deltas, plan.const, plan.maps))
+    batch = getattr(backend, f"run_{case.family}_launches", None)
+    if batch is not None:
+        ops = [
+            {"values": rotate_values(case, ln.groups, ln.local, rng), "deltas": d, "const": c}
+            for ln, d, c, _ in todo
+        ]
+        res = batch(case, ops)
+        return [o["values"] for o in ops], [_judged(case, t[0], t[3], r) for t, r in zip(todo, res)]
+    vals, recs = [], []
+    for ln, d, c, usual in todo:
+        vals.append(rotate_values(case, ln.groups, ln.local, rng))
+        recs.append(_judged(case, ln, usual, backend.run(case, values=vals[-1], deltas=d, const=c)))
+    return vals, recs
+
+
+def _sources(case, plan: _Plan, recs: list[dict]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(index, checked, source) of every work-item of every launch: the
+    plan's where the device reported the usual map, else the reference's
+    from the device's own map."""
+    if all(r["usual"] for r in recs):
+        return plan.index, plan.checked, plan.src
+    n = plan.base[-1]
+    index, checked, src = plan.index.copy(), plan.checked.copy(), plan.src.copy()
+    for i, (ln, r) in enumerate(zip(plan.launches, recs)):
+        if not r["usual"]:
+            lo, hi = plan.base[i], plan.base[i + 1]
+            x, checked[lo:hi], src[lo:hi] = _launch_reference(
+                case.cluster,
+                case.rule,
+                ln.groups,
+                ln.local,
+                plan.deltas[i],
+                r["sg_id"],
+                r["sg_lid"],
+                r["sg_size"],
+                r["sg_max"],
+            )
+            index[lo:hi] = np.where(checked[lo:hi], x + lo, n)
+    return index, checked, src
 
 
 def run_rotate(case, backend, seed: int) -> RotateResult:
     rng = case_rng(seed, f"{case.family}[{case.id}]")
-    runs = [_one_launch(case, backend, rng, ln) for ln in rotate_launches(case)]
-    cat = {k: np.concatenate([r[k] for r in runs]) for k in ("out", "exp", "checked")}
-    which = np.concatenate([np.full(len(r["out"]), i) for i, r in enumerate(runs)])
-    base = np.cumsum([0] + [len(r["out"]) for r in runs])
-    out, exp, checked = cat["out"], cat["exp"], cat["checked"]
-    mask = np.uint64((1 << case.gentype.bits) - 1)
-    ok = (exp & mask) == (out & mask)
+    plan = _plan(case.sg, case.cluster, case.rule, tuple(rotate_launches(case)))
+    vals, recs = _run_launches(case, backend, rng, plan)
+    W, base, n = case.width, plan.base, plan.base[-1]
+    flat = np.empty((n + 1, W), dtype=np.uint64)  # every launch's values, one after the other, and a 0 row
+    out = np.empty((n, W), dtype=np.uint64)
+    for i, (x, r) in enumerate(zip(vals, recs)):
+        flat[base[i] : base[i + 1]] = x.reshape(-1, W)
+        out[base[i] : base[i + 1]] = r["out"].reshape(-1, W)
+    flat[n] = 0
+    index, checked, src = _sources(case, plan, recs)
+    exp = np.take(flat, index, axis=0)  # 0 where unchecked
+    if case.gentype.bits == 64:
+        ok = exp == out
+    else:  # equal in the type's bits
+        ok = np.bitwise_xor(exp, out)
+        ok &= np.uint64((1 << case.gentype.bits) - 1)
+        ok = ok == 0
     t = etype(case.gentype.etype)
 
     def _at(j):
-        r = runs[int(which[j])]
-        return r, j - int(base[int(which[j])])
+        i = int(np.searchsorted(base, j, side="right")) - 1
+        return i, j - base[i]
 
     def where(s, j, c):
-        r, k = _at(j)
-        return int(r["item"][k]), c
+        i, k = _at(j)
+        return k % plan.launches[i].local, c
 
     def hint(s, j, c):
-        r, k = _at(j)
-        ln, g = r["launch"], int(r["group"][k])
-        lid, size = int(r["sg_lid"][k]), int(r["sg_size"][k])
+        i, k = _at(j)
+        ln, r = plan.launches[i], recs[i]
+        g = k // ln.local
+        lid, size = int(r["sg_lid"].reshape(-1)[k]), int(r["sg_size"].reshape(-1)[k])
         first = k - lid
-        got = r["out"][k, c]
-        lanes = [int(x) for x in np.flatnonzero(r["vals"][first : first + size, c] == got)]
+        got = out[j, c]
+        lanes = [int(x) for x in np.flatnonzero(vals[i].reshape(-1, W)[first : first + size, c] == got)]
         said = f"matches lane {lanes[0]}" if lanes else "matches no lane of the subgroup"
         return (
-            f"work-groups of {ln.local} (partial subgroup of {ln.tail}), group {g}: delta {int(r['d'][g])} "
-            f"({ln.deltas[g][0]}, {ln.form(g)}), subgroup {int(r['sg_id'][k])} lane {lid} of {size}: "
-            f"expected lane {int(r['src'][k])}'s value; got one that {said}"
+            f"work-groups of {ln.local} (partial subgroup of {ln.tail}), group {g}: delta {int(plan.deltas[i][g])} "
+            f"({ln.deltas[g][0]}, {ln.form(g)}), subgroup {int(r['sg_id'].reshape(-1)[k])} lane {lid} of {size}: "
+            f"expected lane {int(src[j])}'s value; got one that {said}"
         )
 
     # reads of inactive lanes are not checked, nor counted as checked elements
     v = compare(exp[None], out[None], t, ok[None], "exact", where, hint=hint, checked=checked[None, :, None])
-    for r in runs:
-        ln = r["launch"]
-        forms = " (each delta read from a buffer, then as a constant)" if any(ln.const) else ""
-        v.notes.append(
-            f"{ln.groups} work-groups x {ln.local} work-items (partial subgroup of {ln.tail}), "
-            f"deltas {[x for _, x in ln.deltas[: len(set(ln.deltas))]]}{forms}; "
-            f"{int((~r['checked']).sum())} invocations read an inactive lane (not checked)"
-        )
+    for i, note in enumerate(plan.notes):
+        unchecked = int(base[i + 1] - base[i] - np.count_nonzero(checked[base[i] : base[i + 1]]))
+        v.notes.append(f"{note}; {unchecked} invocations read an inactive lane (not checked)")
     inputs = {}
-    for r in runs:
-        ln = r["launch"]
-        inputs[f"values_wg{ln.local}"] = r["vals"].reshape(ln.groups, ln.local, case.width)
-        inputs[f"deltas_wg{ln.local}"] = r["d"]
-        inputs[f"const_wg{ln.local}"] = np.array(ln.const, dtype=np.int32)
+    for ln, x, d, c in zip(plan.launches, vals, plan.deltas, plan.const):
+        inputs[f"values_wg{ln.local}"] = x
+        inputs[f"deltas_wg{ln.local}"] = d
+        inputs[f"const_wg{ln.local}"] = c
     return RotateResult(v, inputs, exp, out)
