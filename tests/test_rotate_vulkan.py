@@ -25,13 +25,14 @@ import pytest
 from cts.errors import BackendError
 from cts.families.rotate import rotate_cases
 from cts.runs.rotate import run_rotate
+from tests.conftest import vulkan_or_skip
 
 SEED = 5
 
 
 @pytest.fixture(scope="module")
 def vk():
-    pytest.importorskip("vulkan", reason="the vulkan package is not installed")
+    vulkan_or_skip()
     from cts.backends.vulkan import VulkanBackend
 
     try:
