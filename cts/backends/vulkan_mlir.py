@@ -33,7 +33,7 @@ import numpy as np
 
 from cts.errors import CaseError, Unsupported
 from cts.families.mlir import LANE_OPS
-from cts.families.mlir_program import Buf, Program
+from cts.families.mlir_program import Program, program_from
 from cts.kernels import mlir_text
 from cts.kernels.mlir_text import CoopProp, VulkanTarget
 
@@ -58,14 +58,6 @@ _TYPE_FEATURES = {
 }
 OPS_BITS = {"BASIC": 0x1, "ROTATE": 0x200, "ROTATE_CLUSTERED": 0x400}
 USE = {"AOp": "A", "BOp": "B", "COp": "C"}
-
-
-def program_of(case, ops: list, buffers: dict, sg: int) -> Program:
-    """The Program a run flow built, from what it hands the backend."""
-    bufs = {
-        k: Buf(_DTYPE_ELEM[str(np.asarray(v).dtype)], int(np.asarray(v).shape[1])) for k, v in buffers.items()
-    }
-    return Program(ops=list(ops), buffers=bufs, sg=sg)
 
 
 def matrices(ops: list) -> tuple[set, list]:
@@ -216,7 +208,7 @@ class MlirVulkan:
         lane = case.op in LANE_OPS
         sg = case.sg if lane else self.subgroup_size
         req = self._required_sg(case) if lane else 0
-        prog = program_of(case, program, buffers, sg)
+        prog = program_from(program, buffers, sg)
         target = self.mlir_target(sg)
         text = self.mlir_module_text(case, prog, target)
         v = int(self.info.extra.get("apiVersion", 0))

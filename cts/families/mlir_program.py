@@ -35,7 +35,16 @@ from dataclasses import dataclass, field
 from cts.families.mlir import OBSERVE_C
 from reference.mlir import ELEMENTWISE
 
-__all__ = ["Program", "Buf", "case_program", "SUBGROUPS", "lead_of", "mem_for", "elementwise_result"]
+__all__ = [
+    "Program",
+    "Buf",
+    "case_program",
+    "program_from",
+    "SUBGROUPS",
+    "lead_of",
+    "mem_for",
+    "elementwise_result",
+]
 
 SUBGROUPS = 2
 
@@ -236,3 +245,21 @@ def case_program(case, constant: float | None = None) -> Program:
     else:
         _BUILD[case.op](case, p)
     return p
+
+
+_DTYPE_ELEM = {
+    "float16": "f16",
+    "float32": "f32",
+    "float64": "f64",
+    "int8": "si8",
+    "uint8": "ui8",
+    "int32": "i32",
+}
+
+
+def program_from(ops: list, buffers: dict, sg: int) -> Program:
+    """The Program a run flow built, from what it hands a backend (the ops
+    and the (SUBGROUPS, size) arrays in binding order); ``sg`` the subgroup
+    size the device runs it at."""
+    bufs = {k: Buf(_DTYPE_ELEM[str(v.dtype)], int(v.shape[1])) for k, v in buffers.items()}
+    return Program(ops=list(ops), buffers=bufs, sg=sg)

@@ -116,21 +116,28 @@ def run_tool(name: str, args: list[str], text: str) -> str:
     except OSError as e:
         raise MlirToolError(f"{name} does not start: {e}: {_HOW}") from None
     if r.returncode:
-        raise ToolchainError(f"{tool_version()}: {name} {' '.join(args)} refused: {_first_error(r.stderr)}")
+        raise ToolchainError(
+            f"{tool_version()}: {name} {' '.join(args)} refused: {_first_error(r.stderr, r.returncode)}"
+        )
     return r.stdout
 
 
-def _first_error(stderr: str) -> str:
+SIGNALS = {4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS", 8: "SIGFPE", 9: "SIGKILL", 11: "SIGSEGV"}
+
+
+def _first_error(stderr: str, returncode: int = 1) -> str:
     """The first ``error:`` line without the stdin location prefix; for a
-    crash, the assertion or signal line and the pass running."""
+    crash (a signal: the tool's stack dump), the signal and the assertion
+    or fatal message where the build prints one."""
     for line in stderr.splitlines():
-        if "error:" in line:
+        if "error:" in line and "LLVM ERROR" not in line:
             return re.sub(r"^<stdin>:\d+:\d+: ", "", line.strip())[:400]
+    sig = -returncode if returncode < 0 else returncode - 128 if returncode > 128 else 0
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
-    crash = [ln for ln in lines if "Assertion" in ln or "LLVM ERROR" in ln or "Segmentation" in ln]
-    passes = [ln for ln in lines if re.match(r"\d+\.\s", ln) and "Program arguments" not in ln]
-    if crash or passes:
-        return "crashed: " + "; ".join((crash[:1] or ["(no message)"]) + passes[-1:])[:400]
+    said = [ln for ln in lines if "Assertion" in ln or "LLVM ERROR" in ln or "UNREACHABLE" in ln]
+    if sig or "Stack dump:" in stderr:
+        what = SIGNALS.get(sig, f"signal {sig}") if sig else "a crash"
+        return f"crashed ({what}, exit {returncode})" + (f": {said[0][:300]}" if said else "")
     return (lines[0] if lines else "(no message)")[:400]
 
 
@@ -169,7 +176,7 @@ def lower_funcs(funcs: dict[str, str], wrap, pipeline: str | None) -> tuple[str,
             refused.update(found)
             stack.append([n for n in names if n not in found])
         elif len(names) == 1:
-            refused[names[0]] = _first_error(r.stderr)
+            refused[names[0]] = _first_error(r.stderr, r.returncode)
         else:
             stack += [names[: len(names) // 2], names[len(names) // 2 :]]
     return "\n".join(outs), refused
