@@ -7,8 +7,11 @@ device's compute capability), ``mlir-opt`` lowers it to PTX
 (convert-gpu-to-nvvm, reconcile-unrealized-casts, gpu-module-to-binary
 {format=isa}; cts.kernels.mlir_tools, cached on disk), and the CUDA driver
 API of PyPI ``cuda-bindings`` loads it (cuModuleLoadData), launches one
-block of one warp (32 threads) per subgroup row of the buffers
-(cuLaunchKernel) and reads the buffers back.  Each 1-D memref argument is
+block of one warp (32 threads) per subgroup row of the buffers, each row in
+its own allocations (cuLaunchKernel) and reads the buffers back.  The
+driver work runs in a child process (cts.backends.cuda_device): a kernel
+fault is sticky for the process that met it, so it ends that child only,
+and the next case gets a fresh one.  Each 1-D memref argument is
 five kernel parameters: allocated pointer, aligned pointer, offset, size,
 stride.
 
@@ -24,11 +27,14 @@ stride.
 
 from __future__ import annotations
 
-import hashlib
+import os
+import subprocess
+import sys
 
 import numpy as np
 
 from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
+from cts.backends.cuda_device import recv, send
 from cts.errors import HarnessError, ToolchainError
 from cts.families.mlir import LANE_OPS
 from cts.families.mlir_program import case_program, program_from
@@ -47,7 +53,8 @@ class CudaBackend(Backend):
         self.selector = device
         self._ready = False
         self.reason: str | None = None
-        self._modules: dict[str, object] = {}
+        self._proc = None
+        self._first = None
         self._lowering: dict[str, str | None] = {}
         self.info = DeviceInfo(backend="cuda", name="(not opened)")
 
@@ -60,89 +67,66 @@ class CudaBackend(Backend):
         return b
 
     # ------------------------------------------------------------ set-up
+    def _child(self):
+        """The child process that holds the CUDA driver (cts.backends.cuda_device),
+        started on first use and again after a kernel fault ended it."""
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "cts.backends.cuda_device", str(self.selector or "")],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+            )
+            try:
+                self._first = recv(self._proc.stdout)
+            except EOFError:
+                code = self._proc.wait()
+                self._proc = None
+                raise CaseError(f"CUDA: the driver process ended at start (exit {code})") from None
+        return self._proc
+
     def _open(self) -> None:
         if self._ready:
             return
         self._ready = True
         try:
-            from cuda.bindings import driver as cu
-        except Exception as e:  # noqa: BLE001 - ImportError without the package
-            self._none(
-                f"no CUDA Python bindings (pip install -e '.[cuda]': cuda-bindings): {type(e).__name__}: {e}"
-            )
+            self._child()
+        except CaseError as e:
+            self._none(str(e))
             return
-        self.cu = cu
-        try:
-            self._check(cu.cuInit(0)[0], "cuInit")
-            n = self._call(cu.cuDeviceGetCount(), "cuDeviceGetCount")
-            if not n:
-                self._none("no CUDA device")
-                return
-            idx = self._select(cu, n)
-            self.dev = self._call(cu.cuDeviceGet(idx), "cuDeviceGet")
-            self.ctx = self._call(cu.cuDevicePrimaryCtxRetain(self.dev), "cuDevicePrimaryCtxRetain")
-            self._check(cu.cuCtxSetCurrent(self.ctx)[0], "cuCtxSetCurrent")
-        except BackendError:
-            raise
-        except Exception as e:  # noqa: BLE001 - no driver library (no GPU), an old driver, ...
-            self._none(f"no CUDA driver: {type(e).__name__}: {str(e)[:200]}")
+        kind, what = self._first
+        if kind == "usage":
+            raise BackendError(what)
+        if kind != "info":
+            self._none(what)
+            self._stop()
             return
-        attr = cu.CUdevice_attribute
-        major = self._call(
-            cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, self.dev), "cc"
-        )
-        minor = self._call(
-            cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, self.dev), "cc"
-        )
-        warp = self._call(cu.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_WARP_SIZE, self.dev), "warp size")
-        name = self._call(cu.cuDeviceGetName(256, self.dev), "cuDeviceGetName")
-        name = name.split(b"\0", 1)[0].decode(errors="replace")
-        version = self._call(cu.cuDriverGetVersion(), "cuDriverGetVersion")
-        self.chip = f"sm_{major}{minor}"
+        self.chip = f"sm_{what['major']}{what['minor']}"
         self.info = DeviceInfo(
             backend="cuda",
-            name=name,
+            name=what["name"],
             platform="CUDA",
-            driver=f"CUDA driver {version // 1000}.{version % 1000 // 10}",
+            driver=what["driver"],
             version=self.chip,
-            subgroup_sizes=(int(warp),),
-            extra={"compute_capability": f"{major}.{minor}", "mlir_toolchain": self.mlir_toolchain()},
+            subgroup_sizes=(what["warp"],),
+            extra={
+                "compute_capability": f"{what['major']}.{what['minor']}",
+                "mlir_toolchain": self.mlir_toolchain(),
+            },
         )
 
     def _none(self, why: str) -> None:
         self.reason = why
         self.info = DeviceInfo(backend="cuda", name="no CUDA device", extra={"reason": why})
 
-    def _select(self, cu, n: int) -> int:
-        sel = self.selector
-        if sel in (None, ""):
-            return 0
-        names = [
-            self._call(cu.cuDeviceGetName(256, self._call(cu.cuDeviceGet(i), "cuDeviceGet")), "name")
-            .split(b"\0", 1)[0]
-            .decode(errors="replace")
-            for i in range(n)
-        ]
-        if str(sel).isdigit():
-            if int(sel) >= n:
-                raise BackendError(f"--device {sel}: only {n} CUDA device(s): {', '.join(names)}")
-            return int(sel)
-        hits = [i for i, nm in enumerate(names) if str(sel).lower() in nm.lower()]
-        if len(hits) != 1:
-            raise BackendError(
-                f"--device {sel!r} matches {len(hits)} of the CUDA devices: {', '.join(names)}"
-            )
-        return hits[0]
-
-    def _check(self, err, what: str) -> None:
-        if int(err) != 0:
-            ok, text = self.cu.cuGetErrorString(err)
-            msg = text.decode() if int(ok) == 0 and text else str(err)
-            raise CaseError(f"CUDA {what}: {msg}")
-
-    def _call(self, ret, what: str):
-        self._check(ret[0], what)
-        return ret[1] if len(ret) == 2 else ret[1:]
+    def _stop(self) -> None:
+        if self._proc is not None:
+            try:
+                self._proc.stdin.close()
+                self._proc.wait(timeout=10)
+            except Exception:  # noqa: BLE001
+                self._proc.kill()
+            self._proc = None
 
     def mlir_toolchain(self) -> dict:
         from cts.kernels.mlir_tools import PTX_PIPELINE, tool_version
@@ -207,64 +191,28 @@ class CudaBackend(Backend):
             raise Unsupported(self.reason)
         prog = program_from(program, buffers, WARP if case.op not in LANE_OPS else case.sg)
         ptx = to_ptx(self._text(case, prog))  # a refusal is a ToolchainError: the compiler's verdict
-        try:
-            return {**buffers, **self._launch(ptx, mlir_text.func_name(case), prog, buffers)}
-        except (CaseError, Unsupported):
-            raise
-        except Exception as e:  # noqa: BLE001 - a driver error fails this case only
-            raise CaseError(f"CUDA: {type(e).__name__}: {str(e)[:300]}") from None
+        return {**buffers, **self._execute(ptx, mlir_text.func_name(case), prog, buffers)}
 
-    def _function(self, ptx: str, entry: str):
-        key = hashlib.sha256(ptx.encode()).hexdigest()
-        if key not in self._modules:
-            cu = self.cu
-            err, mod = cu.cuModuleLoadData(ptx.encode() + b"\0")
-            if int(err) != 0:
-                self._check(err, "cuModuleLoadData (the driver refused the PTX)")
-            self._modules[key] = mod
-        return self._call(
-            self.cu.cuModuleGetFunction(self._modules[key], entry.encode()), "cuModuleGetFunction"
-        )
-
-    def _launch(self, ptx: str, entry: str, prog, buffers: dict) -> dict:
-        cu = self.cu
-        fn = self._function(ptx, entry)
-        order = list(prog.buffers)
-        arrays = {n: np.ascontiguousarray(buffers[n]) for n in order}
-        groups = next(iter(arrays.values())).shape[0]
-        ptrs, params = {}, []
+    def _execute(self, ptx: str, entry: str, prog, buffers: dict) -> dict:
+        rows = {n: np.ascontiguousarray(buffers[n]) for n in prog.buffers}
+        proc = self._child()
         try:
-            for n in order:
-                x = arrays[n]
-                d = self._call(cu.cuMemAlloc(max(x.nbytes, 4)), "cuMemAlloc")
-                ptrs[n] = d
-                self._check(cu.cuMemcpyHtoD(d, x.ctypes.data, x.nbytes)[0], "cuMemcpyHtoD")
-                # the memref descriptor: allocated pointer, aligned pointer, offset, size, stride
-                params += [int(d), int(d), 0, x.size, 1]
-            words = [np.array([p], dtype=np.uint64) for p in params]
-            argv = np.array([w.ctypes.data for w in words], dtype=np.uint64)
-            self._check(
-                cu.cuLaunchKernel(fn, groups, 1, 1, prog.sg, 1, 1, 0, 0, argv.ctypes.data, 0)[0],
-                "cuLaunchKernel",
-            )
-            self._check(cu.cuCtxSynchronize()[0], "cuCtxSynchronize (the kernel failed)")
-            out = {}
-            for n in order:
-                x = np.empty_like(arrays[n])
-                self._check(cu.cuMemcpyDtoH(x.ctypes.data, ptrs[n], x.nbytes)[0], "cuMemcpyDtoH")
-                out[n] = x
-            return out
-        finally:
-            for d in ptrs.values():
-                cu.cuMemFree(d)
+            send(proc.stdin, (ptx, entry, prog.sg, rows))
+            kind, what = recv(proc.stdout)
+        except (EOFError, BrokenPipeError, OSError):
+            code = proc.wait()
+            self._proc = None
+            raise CaseError(f"CUDA: the driver process died during the case (exit {code})") from None
+        if kind == "ok":
+            return what
+        if kind == "fault":
+            self._stop()  # the fault is sticky there: a fresh process for the next case
+            if "misaligned" in what:  # the PTX ISA's wmma.load/store alignment rules, unchecked by mlir-opt
+                what += (
+                    " (wmma.load / wmma.store need a 16-byte multiple leadDimension and an aligned "
+                    "address; convert-gpu-to-nvvm lowers the op without checking either)"
+                )
+        raise CaseError(f"CUDA: {what}")
 
     def close(self) -> None:
-        if not self._ready or self.reason:
-            return
-        try:
-            for mod in self._modules.values():
-                self.cu.cuModuleUnload(mod)
-            self._modules.clear()
-            self.cu.cuDevicePrimaryCtxRelease(self.dev)
-        except Exception:  # noqa: BLE001 - teardown must not fail a session
-            pass
+        self._stop()

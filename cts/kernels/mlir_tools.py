@@ -94,7 +94,15 @@ def tool_path(name: str) -> str:
 
 @cache
 def tool_version() -> str:
-    """``mlir-opt 22.1.8`` (what reports and toolchain verdicts name)."""
+    """``mlir-opt 22.1.8`` (what reports and toolchain verdicts name); in
+    carried mode, the version the carried cache was made with."""
+    if carried():
+        try:
+            return (cache_dir() / "TOOL").read_text().strip()
+        except OSError:
+            raise MlirToolError(
+                f"CTS_MLIR_CARRIED is set but {cache_dir()} holds no carried lowering"
+            ) from None
     try:
         r = subprocess.run([tool_path("mlir-opt"), "--version"], capture_output=True, text=True, timeout=60)
     except OSError as e:
@@ -209,6 +217,13 @@ def _culprits(text: str, stderr: str, names: list[str]) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------ cache
+def carried() -> bool:
+    """``CTS_MLIR_CARRIED=1``: a machine without the tools (the GPU machine
+    has no package registry) runs what the cache carried to it holds
+    (made by scripts/mlir_prelower.py), and nothing else."""
+    return os.environ.get("CTS_MLIR_CARRIED", "") not in ("", "0")
+
+
 def cache_dir() -> Path:
     base = os.environ.get("CTS_CACHE_DIR")
     if base:
@@ -227,20 +242,45 @@ def _key(kind: str, pipeline: str, text: str) -> str:
 
 
 def _cached(key: str, suffix: str) -> tuple[bytes, dict] | None:
+    """(binary, meta) of a text lowered before; a refusal of it is raised
+    again (a ToolchainError, as the tool said it); None: not lowered yet,
+    which in carried mode is a harness error (nothing can lower it here)."""
     d = cache_dir()
     try:
-        blob = (d / f"{key}{suffix}").read_bytes()
         meta = json.loads((d / f"{key}.json").read_text())
+        if meta.get("refused"):
+            raise ToolchainError(meta["refused"])
+        return (d / f"{key}{suffix}").read_bytes(), meta
     except (OSError, ValueError):
+        if carried():
+            raise MlirToolError(
+                f"CTS_MLIR_CARRIED: the carried cache {d} has no lowering of this text (made for another "
+                "device or seed?): lower it where mlir-opt is (scripts/mlir_prelower.py)"
+            ) from None
         return None
-    return blob, meta
 
 
-def _store(key: str, suffix: str, blob: bytes, meta: dict) -> None:
+def _refusing(key: str, suffix: str, fn):
+    """fn() with its ToolchainError kept in the cache beside where its
+    binary would be."""
+    try:
+        return fn()
+    except ToolchainError as e:
+        if f"ran past {TIMEOUT_S} s" not in str(e):  # a timeout may not happen again: not kept
+            _store(key, suffix, None, {"tool": tool_version(), "refused": str(e)})
+        raise
+
+
+def _store(key: str, suffix: str, blob: bytes | None, meta: dict) -> None:
+    """Keep meta (and the binary, unless None) under ``key``; the first
+    store writes the tool's version (TOOL) for carried mode."""
     d = cache_dir()
+    files = [(f"{key}{suffix}", blob)] if blob is not None else []
     try:
         d.mkdir(parents=True, exist_ok=True)
-        for name, data in ((f"{key}.json", json.dumps(meta).encode()), (f"{key}{suffix}", blob)):
+        if not (d / "TOOL").exists():
+            files.append(("TOOL", tool_version().encode()))
+        for name, data in (*files, (f"{key}.json", json.dumps(meta).encode())):
             fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-")
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
@@ -269,11 +309,14 @@ def to_spirv(text: str, val_env: str = "vulkan1.3") -> tuple[bytes, dict]:
     hit = _cached(key, ".spv")
     if hit is not None:
         return hit
-    lowered = run_tool("mlir-opt", [f"--pass-pipeline={SPIRV_PIPELINE}"], text)
+    lowered = _refusing(
+        key, ".spv", lambda: run_tool("mlir-opt", [f"--pass-pipeline={SPIRV_PIPELINE}"], text)
+    )
     spv_mod = _cut(lowered, "spirv.module ")
     with tempfile.TemporaryDirectory(prefix="cts-mlir-") as tmp:
         out = Path(tmp) / "m.spv"
-        run_tool("mlir-translate", ["--serialize-spirv", "--no-implicit-module", "-o", str(out)], spv_mod)
+        args = ["--serialize-spirv", "--no-implicit-module", "-o", str(out)]
+        _refusing(key, ".spv", lambda: run_tool("mlir-translate", args, spv_mod))
         blob = out.read_bytes()
         findings = spirv_findings(out, val_env)
     meta = {"tool": tool_version(), "pipeline": SPIRV_PIPELINE, "findings": findings}
@@ -338,7 +381,7 @@ def to_ptx(text: str) -> str:
     hit = _cached(key, ".ptx")
     if hit is not None:
         return hit[0].decode()
-    lowered = run_tool("mlir-opt", [f"--pass-pipeline={PTX_PIPELINE}"], text)
+    lowered = _refusing(key, ".ptx", lambda: run_tool("mlir-opt", [f"--pass-pipeline={PTX_PIPELINE}"], text))
     ptx = ptx_of(lowered)
     _store(key, ".ptx", ptx.encode(), {"tool": tool_version(), "pipeline": PTX_PIPELINE})
     return ptx
