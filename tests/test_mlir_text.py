@@ -187,3 +187,39 @@ def test_lowered_binaries_are_cached_on_disk(tools, tmp_path, monkeypatch):
     real = mlir_tools.run_tool
     monkeypatch.setattr(mlir_tools, "run_tool", lambda *a, **k: calls.append(a) or real(*a, **k))
     assert mlir_tools.to_spirv(text) == (code, meta) and calls == []  # from the cache: no tool ran
+
+
+def test_carried_mode_runs_only_what_the_cache_holds(tools, tmp_path, monkeypatch):
+    """CTS_MLIR_CARRIED=1 (a machine without the tools, e.g. the GPU machine):
+    a binary and a refusal lowered elsewhere come from the carried cache with
+    the version they were made with; a text it lacks is a harness error."""
+    mlir_tools, version = tools
+    from cts.errors import ToolchainError
+
+    monkeypatch.setenv("CTS_CACHE_DIR", str(tmp_path))
+    by_id = {c.id: c for c in mlir_cases()}
+    good = mt.case_module(
+        by_id["load_store-f16-tight-loadN-storeN"],
+        case_program(by_id["load_store-f16-tight-loadN-storeN"]),
+        CUDA,
+    )
+    rot = by_id["gpu_rotate-i32-sg32-w8-off1"]
+    refused = mt.case_module(rot, case_program(rot), CUDA)
+    ptx = mlir_tools.to_ptx(good)
+    with pytest.raises(ToolchainError):
+        mlir_tools.to_ptx(refused)
+    monkeypatch.setenv("CTS_MLIR_TOOLS", str(tmp_path / "no-tools"))  # no tool from here on
+    monkeypatch.setenv("CTS_MLIR_CARRIED", "1")
+    mlir_tools.tool_path.cache_clear()
+    mlir_tools.tool_version.cache_clear()
+    try:
+        assert mlir_tools.tool_version() == version
+        assert mlir_tools.to_ptx(good) == ptx
+        with pytest.raises(ToolchainError, match="failed to legalize operation 'gpu.rotate'"):
+            mlir_tools.to_ptx(refused)
+        with pytest.raises(mlir_tools.MlirToolError, match="carried cache"):
+            mlir_tools.to_ptx(good.replace("leadDimension = 16", "leadDimension = 17", 1))
+    finally:
+        monkeypatch.undo()
+        mlir_tools.tool_path.cache_clear()
+        mlir_tools.tool_version.cache_clear()
