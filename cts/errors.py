@@ -3,7 +3,7 @@ catch them, none of them imports anything of the suite)."""
 
 from __future__ import annotations
 
-__all__ = ["BackendError", "CaseError", "CaseTimeout", "HarnessError", "Unsupported"]
+__all__ = ["BackendError", "CaseError", "CaseTimeout", "HarnessError", "ToolchainError", "Unsupported"]
 
 
 class BackendError(Exception):
@@ -29,6 +29,14 @@ class HarnessError(Exception):
     tool rejects, an unreadable input.  Reported as ``error``, apart from the
     device verdicts, never as ``failed``; the message names what to install
     or fix."""
+
+
+class ToolchainError(HarnessError):
+    """The compiler between the suite and the device (upstream ``mlir-opt``
+    / ``mlir-translate`` for the MLIR family) refused a case the spec
+    allows: a verdict on that tool, reported apart from the device verdicts
+    (outcome ``error``, journal field ``toolchain``), never ``failed``.  The
+    message names the tool, its version and its own words."""
 
 
 class Unsupported(Exception):

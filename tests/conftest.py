@@ -16,3 +16,18 @@ def pytest_configure(config):
     args = [a.split("::")[0] for a in config.args] or ["."]
     if all(TESTS == Path(a).resolve() or TESTS in Path(a).resolve().parents for a in args):
         config.option.no_report = True
+
+
+def vulkan_or_skip():
+    """The ``vulkan`` package, or a skip naming why it cannot be used: not
+    installed (ImportError) or installed without a Vulkan loader on the
+    machine (the package raises OSError at import)."""
+    import pytest
+
+    try:
+        import vulkan
+    except ImportError:
+        pytest.skip("the vulkan package is not installed")
+    except OSError as e:
+        pytest.skip(f"no Vulkan loader: {e}")
+    return vulkan

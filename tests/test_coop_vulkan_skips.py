@@ -114,7 +114,7 @@ def _fake_vulkan(wait_error=None):
     b.vk, b.ffi = vk, mock.MagicMock()
     b.device, b.pool, b.queue, b.fence = object(), object(), object(), object()
     b._buffer = lambda n: (mock.sentinel.buf, mock.sentinel.mem, max(256, n))
-    b._pipeline = lambda code, n, spec=(), required_sg=0: (object(), object(), object())
+    b._pipeline = lambda code, n, spec=(), required_sg=0, entry_name="main": (object(), object(), object())
     return b, vk
 
 

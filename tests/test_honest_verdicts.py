@@ -84,3 +84,43 @@ def test_a_suite_defect_is_an_error_and_a_failed_check_is_a_verdict():
     assert harness_cause(Call(CaseError("build failed"))) is None
     assert harness_cause(Call(AssertionError("wrong"))) is None
     assert harness_cause(Call(pytest.fail.Exception("mismatch", pytrace=False))) is None
+
+
+def test_a_toolchain_refusal_is_reported_apart_from_device_verdicts_and_harness_errors():
+    """A ToolchainError (the compiler between suite and device refused a
+    case, issue 18) is not a device verdict (a harness-kind cause, outcome
+    ``error``) and the reports give it its own section, apart from the
+    harness errors."""
+    import pytest
+
+    from cts.errors import HarnessError, ToolchainError
+    from cts.plugin import harness_cause
+    from cts.report.html import html_report
+    from cts.report.markdown import markdown_report
+
+    class Call:
+        def __init__(self, exc):
+            self.excinfo = pytest.ExceptionInfo.from_exc_info((type(exc), exc, None))
+
+    assert harness_cause(Call(ToolchainError("mlir-opt 22.1.8: refused"))) == "harness"
+    assert issubclass(ToolchainError, HarnessError)
+    base = {"family": "mlir_mma", "outcome": "error", "spec_row": "gpu.rotate", "axes": {}}
+    rows = [
+        {
+            **base,
+            "nodeid": "t[a]",
+            "case_id": "a",
+            "toolchain": "mlir-opt 22.1.8",
+            "reason": "TOOLCHAIN VERDICT x",
+        },
+        {**base, "nodeid": "t[b]", "case_id": "b", "reason": "HARNESS ERROR spirv-as missing"},
+        {**base, "nodeid": "t[c]", "case_id": "c", "outcome": "passed"},
+    ]
+    md = markdown_report(rows)
+    assert "## Failures: device verdicts (0)" in md
+    assert "## Toolchain verdicts: the compiler refused, not device verdicts (1)" in md
+    assert "## Harness errors: not device verdicts (1)" in md
+    assert md.index("t[a]", md.index("## Toolchain")) < md.index("## Harness errors")
+    html = html_report(rows)
+    assert "Toolchain verdicts: the compiler refused, not device verdicts (1)" in html
+    assert "Harness errors: not device verdicts (1)" in html

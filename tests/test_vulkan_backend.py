@@ -14,14 +14,12 @@ import pytest
 
 from cts.errors import BackendError
 from cts.families.rotate import rotate_cases
+from tests.conftest import vulkan_or_skip
 
 
 @pytest.fixture(scope="module")
 def vk():
-    try:
-        import vulkan  # noqa: F401
-    except (ImportError, OSError) as e:  # OSError: the package is there, a Vulkan loader is not
-        pytest.skip(f"the vulkan package is not usable here: {type(e).__name__}: {str(e)[:120]}")
+    vulkan_or_skip()
     from cts.backends.vulkan import VulkanBackend
 
     try:

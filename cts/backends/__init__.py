@@ -12,6 +12,7 @@ BACKENDS = {
     "emulator": "cts.backends.emulator:EmulatorBackend",
     "opencl": "cts.backends.opencl:OpenCLBackend",
     "vulkan": "cts.backends.vulkan:VulkanBackend",
+    "cuda": "cts.backends.cuda:CudaBackend",
 }
 
 

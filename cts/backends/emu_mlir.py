@@ -231,6 +231,8 @@ class MlirEmulation:
                 env[dst] = self._mlir_compute(env[a], env[b], env[c], a_t, b_t, S)
             elif kind == "constant":
                 _, dst, value, rows, cols, elem, tag = op
+                if isinstance(value, str):  # the scalar of each subgroup from a buffer
+                    value = bufs[value][:, :1, None].astype(_NP[elem])
                 regs = np.full((P, S, rows * cols // S), value, dtype=_NP[elem])
                 if "mlir_constant_first_lane_only" in f:
                     regs[:, 1:] = 0

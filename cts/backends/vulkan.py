@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
+from cts.backends.vulkan_mlir import MlirVulkan
 from cts.backends.vulkan_rotate import ROTATE_EXTENSION_VK, ROTATE_FEATURES_STYPE, RotateVulkan
 from cts.families.coop import COOP_EXTENSION, SCOPES, VK_COMPONENT, CoopEntry
 
@@ -39,7 +40,7 @@ MAX_GROUPS = 65535  # guaranteed maxComputeWorkGroupCount[0]
 WAIT_NS = 20_000_000_000  # a dispatch that takes longer is a hang (the per-case pytest timeout is 300 s)
 
 
-class VulkanBackend(RotateVulkan, Backend):
+class VulkanBackend(MlirVulkan, RotateVulkan, Backend):
     name = "vulkan"
     coop_apis = ("vk",)
 
@@ -286,6 +287,7 @@ class VulkanBackend(RotateVulkan, Backend):
     # --------------------------------------------------------- interface
     def describe(self) -> DeviceInfo:
         self._open()
+        self.info.extra.setdefault("mlir_toolchain", self.mlir_toolchain())  # the MLIR family's compiler
         return self.info
 
     def coop_entries(self) -> tuple[list[CoopEntry], int] | None:
@@ -304,6 +306,8 @@ class VulkanBackend(RotateVulkan, Backend):
             return self.reason
         if case.family == "subgroup_rotate":
             return self.unsupported_subgroup_rotate(case)
+        if case.family == "mlir_mma":
+            return self.unsupported_mlir_mma(case)
         if self.coop_reason:
             return self.coop_reason
         if case.api != "vk":
@@ -367,10 +371,13 @@ class VulkanBackend(RotateVulkan, Backend):
         vk.vkBindBufferMemory(self.device, buf, mem, 0)
         return buf, mem, size
 
-    def _pipeline(self, code: bytes, nbuf: int, spec: tuple[int, ...] = (), required_sg: int = 0):
-        """The compute pipeline of a module, cached per (module, values of
-        specialization constants 0, 1, ..., required subgroup size or 0)."""
-        key = (code, spec, required_sg)
+    def _pipeline(
+        self, code: bytes, nbuf: int, spec: tuple[int, ...] = (), required_sg: int = 0, entry_name="main"
+    ):
+        """The compute pipeline of a module's entry point, cached per (module,
+        values of specialization constants 0, 1, ..., required subgroup size
+        or 0, entry point)."""
+        key = (code, spec, required_sg, entry_name)
         if key in self._pipes:
             return self._pipes[key]
         vk, ffi = self.vk, self.ffi
@@ -392,7 +399,7 @@ class VulkanBackend(RotateVulkan, Backend):
         pl = vk.vkCreatePipelineLayout(
             self.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[dsl]), None
         )
-        entry = ffi.new("char[]", b"main")  # DEVICE.md pitfall: keep pName alive
+        entry = ffi.new("char[]", entry_name.encode())  # DEVICE.md pitfall: keep pName alive
         keep: list = [entry]
         extra = {}
         if spec:
@@ -452,6 +459,7 @@ class VulkanBackend(RotateVulkan, Backend):
         case_id: str = "",
         spec: tuple[int, ...] = (),
         required_sg: int = 0,
+        entry: str = "main",
     ) -> dict:
         """One dispatch.  If the submitted work does not complete (timeout,
         device lost), its buffers, descriptor pool and command buffer may
@@ -460,7 +468,7 @@ class VulkanBackend(RotateVulkan, Backend):
         one (freeing them, or reusing the fence, would be invalid Vulkan and
         could make later cases read results too early)."""
         vk, ffi = self.vk, self.ffi
-        pipe, pl, dsl, *_ = self._pipeline(code, len(order), spec, required_sg)
+        pipe, pl, dsl, *_ = self._pipeline(code, len(order), spec, required_sg, entry_name=entry)
         made = []
         in_flight = False
         try:

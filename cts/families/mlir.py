@@ -20,6 +20,14 @@ ops (each case runs a small program; see ``cts/runs/mlir.py``):
                    and 1-D vector values (vector<4xf32>, vector<2xi32>, vector<3xf16>).
 * ``mma_rotate``   the proposal realized as its lowering (extract, select, subgroup
                    rotate, insert), offsets 0, 1, S/2, S-1.
+
+Device shapes (:data:`DEVICE_SHAPES`): the same ops again on the shapes real
+cooperative-matrix devices report (8x8x8 on Mesa lavapipe; 16x8x16 f16 and
+16x16x32 int8 on NVIDIA), so the MLIR -> SPIR-V path has cases a device can
+run; their ids end in the shape (``-m8n8k8``).  Thread-local and rotate
+programs depend on the subgroup size (n = rows * cols / S indices per lane):
+they come at S = 8, 16 and 32 (ids ``-sg8``; 8 and 32 on device shapes); the other ops do not look at
+lanes, so their nominal S = 16 runs at any device subgroup size.
 """
 
 from __future__ import annotations
@@ -29,7 +37,16 @@ from dataclasses import dataclass
 from cts.space import space
 from reference.mlir import ELEMENTWISE
 
-__all__ = ["MlirCase", "mlir_cases", "SHAPES", "COMPUTE_TYPES", "MLIR_OPS", "ROTATE_OPS"]
+__all__ = [
+    "MlirCase",
+    "mlir_cases",
+    "SHAPES",
+    "DEVICE_SHAPES",
+    "COMPUTE_TYPES",
+    "MLIR_OPS",
+    "ROTATE_OPS",
+    "LANE_OPS",
+]
 
 SHAPES = {"f16": (16, 16, 16), "si8": (16, 16, 16), "ui8": (16, 16, 16), "f32": (16, 16, 8), "f64": (8, 8, 4)}
 # (A, B, C) combinations of gpu.subgroup_mma_compute
@@ -48,6 +65,13 @@ C_TYPES = ("f16", "f32", "i32", "f64")
 OBSERVE_C = {"f16": "f32", "si8": "i32", "ui8": "i32", "f32": "f32", "f64": "f64"}
 MLIR_OPS = ("load_store", "compute", "constant", "elementwise", "thread_local", "gpu_rotate", "mma_rotate")
 ROTATE_OPS = ("gpu_rotate", "mma_rotate")
+LANE_OPS = ("thread_local", "gpu_rotate", "mma_rotate")  # programs whose lane arithmetic needs S
+# name -> ((m, n, k), A/B types, C types): shapes devices report (spec-digest 4.3, DEVICE.md, lavapipe)
+DEVICE_SHAPES = {
+    "m8n8k8": ((8, 8, 8), ("f16", "si8", "ui8"), ("f16", "f32", "i32")),
+    "m16n8k16": ((16, 8, 16), ("f16",), ("f16", "f32")),
+    "m16n16k32": ((16, 16, 32), ("si8", "ui8"), ("i32",)),
+}
 # gpu.rotate on vector<VxT> values (subgroup size 16, every width and offset class)
 GPU_ROTATE_VECTORS = (("f32", 4), ("i32", 2), ("f16", 3))
 ELEMENTWISE_TYPES = {"f": ("f16", "f32", "f64"), "i": ("i32",), "f16->f32": ("f16",), "f32->f16": ("f32",)}
@@ -68,13 +92,17 @@ class MlirCase:
     offset: int = 0
     width: int = 0
     vec: int = 0  # gpu.rotate on a 1-D vector value of this many components (0: scalar)
+    shape: str = ""  # a DEVICE_SHAPES name; "" = the type's SHAPES entry
     family: str = "mlir_mma"
 
     # --- shapes ------------------------------------------------------------
     @property
     def mnk(self) -> tuple[int, int, int]:
         """(m, n, k): by the A type for compute and A / B matrices, by the C
-        type otherwise (8x8 for f64, 16x16 for the rest)."""
+        type otherwise (8x8 for f64, 16x16 for the rest); a device shape
+        when the case names one."""
+        if self.shape:
+            return DEVICE_SHAPES[self.shape][0]
         if self.elem in SHAPES and (self.op == "compute" or self.tag in ("AOp", "BOp")):
             return SHAPES[self.elem]
         return SHAPES["f64"] if self.elem == "f64" else SHAPES["f16"]
@@ -86,6 +114,11 @@ class MlirCase:
     # --- identity ----------------------------------------------------------
     @property
     def id(self) -> str:
+        tail = f"-sg{self.sg}" if self.op == "thread_local" and self.sg != 16 else ""
+        return self._id + tail + (f"-{self.shape}" if self.shape else "")
+
+    @property
+    def _id(self) -> str:
         o = self.op
         if o == "load_store":
             return f"load_store-{self.elem}-{self.lead}-load{'T' if self.t1 else 'N'}-store{'T' if self.t2 else 'N'}"
@@ -133,6 +166,7 @@ class MlirCase:
             "offset": self.offset,
             "width": self.width,
             "vec": self.vec,
+            "shape": self.shape or "x".join(map(str, self.mnk)),
         }
 
 
@@ -183,6 +217,13 @@ def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
             for w in _pow2_upto(sg):
                 for off in sorted({0, 1, w - 1} & set(range(w))):
                     out.append(MlirCase("gpu_rotate", sg, t, offset=off, width=w))
+    for sg in (8, 32):  # the thread-local map at other subgroup sizes
+        for tag in ("AOp", "BOp"):
+            for a in ("f16", "si8", "f32", "f64"):
+                if _fits(SHAPES[a], tag, sg):
+                    out.append(MlirCase("thread_local", sg, a, a, OBSERVE_C[a], tag=tag))
+        for c in C_TYPES:
+            out.append(MlirCase("thread_local", sg, c, tag="COp"))
     for t, vec in GPU_ROTATE_VECTORS:  # value: "integer, float or 1-D vector" (6.3)
         for w in _pow2_upto(16):
             for off in sorted({0, 1, w - 1} & set(range(w))):
@@ -191,4 +232,70 @@ def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
         for sg in (8, 16, 32):
             for off in sorted({0, 1, sg // 2, sg - 1}):
                 out.append(MlirCase("mma_rotate", sg, t, tag=tag, offset=off))
+    for name in DEVICE_SHAPES:
+        out += _device_shape_cases(name)
+    return out
+
+
+def _fits(mnk: tuple[int, int, int], tag: str, sg: int) -> bool:
+    """The matrix of ``tag`` splits into whole thread-local values per lane."""
+    m, n, k = mnk
+    size = {"AOp": m * k, "BOp": k * n, "COp": m * n}[tag]
+    return size % sg == 0 and size >= sg
+
+
+def _observable(mnk: tuple[int, int, int], tag: str) -> bool:
+    """An A (B) matrix is seen through A x I (I x B), which shows all of it
+    only when K <= N (K <= M)."""
+    m, n, k = mnk
+    return tag == "COp" or k <= (n if tag == "AOp" else m)
+
+
+def _distinct_ok(elem: str, count: int) -> bool:
+    """The thread-local checks need ``count`` distinct values of ``elem``."""
+    return count <= {"si8": 256, "ui8": 256}.get(elem, 4096)
+
+
+def _device_shape_cases(name: str) -> list[MlirCase]:
+    """The ops on one device shape: its A/B types and C types only."""
+    mnk, ab, cs = DEVICE_SHAPES[name]
+    m, n, k = mnk
+    size = {"AOp": m * k, "BOp": k * n, "COp": m * n}
+    out: list[MlirCase] = []
+    for c in cs:
+        for lead in ("tight", "padded"):
+            for t1 in (False, True):
+                for t2 in (False, True):
+                    out.append(MlirCase("load_store", 16, c, tag="COp", lead=lead, t1=t1, t2=t2, shape=name))
+    for a, b, c in COMPUTE_TYPES:
+        if a in ab and b in ab and c in cs:
+            for t1 in (False, True):
+                for t2 in (False, True):
+                    for lead in ("tight", "padded"):
+                        out.append(MlirCase("compute", 16, a, b, c, lead=lead, t1=t1, t2=t2, shape=name))
+    observable = [a for a in ab if OBSERVE_C[a] in cs]
+    for c in cs:
+        out.append(MlirCase("constant", 16, c, tag="COp", shape=name))
+    for tag in ("AOp", "BOp"):
+        for a in observable:
+            if _observable(mnk, tag):
+                out.append(MlirCase("constant", 16, a, a, OBSERVE_C[a], tag=tag, shape=name))
+    for op, (_, kind) in ELEMENTWISE.items():
+        src = {"f16->f32": "f16", "f32->f16": "f32"}.get(kind)
+        for t in ELEMENTWISE_TYPES[kind]:
+            if t in cs and (src is None or {"f16", "f32"} <= set(cs)):
+                out.append(MlirCase("elementwise", 16, t, tag="COp", optype=op, shape=name))
+    rotated = [("AOp", ab[0]), ("BOp", ab[0])] + [("COp", c) for c in cs]
+    for sg in (8, 32):  # lavapipe's (and Intel's) size, NVIDIA's (and AMD wave32)
+        for tag in ("AOp", "BOp"):
+            for a in observable:
+                if _fits(mnk, tag, sg) and _observable(mnk, tag) and _distinct_ok(a, size[tag]):
+                    out.append(MlirCase("thread_local", sg, a, a, OBSERVE_C[a], tag=tag, shape=name))
+        for c in cs:
+            if _fits(mnk, "COp", sg):
+                out.append(MlirCase("thread_local", sg, c, tag="COp", shape=name))
+        for tag, t in rotated:
+            if _fits(mnk, tag, sg) and _distinct_ok(t, 2 * size[tag]):
+                for off in sorted({0, 1, sg // 2, sg - 1}):
+                    out.append(MlirCase("mma_rotate", sg, t, tag=tag, offset=off, shape=name))
     return out

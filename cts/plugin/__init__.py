@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from cts.backends import BACKENDS, make_backend
-from cts.errors import BackendError, CaseError, CaseTimeout, HarnessError, Unsupported
+from cts.errors import BackendError, CaseError, CaseTimeout, HarnessError, ToolchainError, Unsupported
 from reference.data import TIERS
 from reference.tolerance import PROFILES
 
@@ -338,6 +338,13 @@ class CaseRunner:
         could_not_run = None
         try:
             result = runner(case, backend, h.seed, **kwargs)
+        except ToolchainError as e:  # the compiler between suite and device refused the case
+            rec["error"] = str(e)
+            rec["toolchain"] = str(e).split(":", 1)[0]
+            raise ToolchainError(
+                f"{case.family}[{case.id}]: TOOLCHAIN VERDICT on {h.backend.name} (the compiler refused a case "
+                f"the spec allows; not a device verdict): {e}\nrerun: {h.rerun_command(item.nodeid)}"
+            ) from None
         except Unsupported as e:
             pytest.skip(str(e))
         except CaseTimeout as e:  # the device hung past the case's limit: the timeout verdict
@@ -355,6 +362,8 @@ class CaseRunner:
                 f"{case.family}[{case.id}]: the suite could not judge this case on {h.backend.name} "
                 f"(a harness error, not a device verdict): {e}\nrerun: {h.rerun_command(item.nodeid)}"
             ) from None
+        finally:
+            _journal_notes(item.config, backend)
         if could_not_run is not None:  # outside the except: the build log is printed once, not chained
             pytest.fail(
                 f"{case.family}[{case.id}] could not run on {h.backend.name}: {could_not_run}\n"
@@ -382,6 +391,14 @@ class CaseRunner:
             lines.append(f"rerun: {h.rerun_command(item.nodeid)}")
             pytest.fail("\n".join(lines), pytrace=False)
         return result
+
+
+def _journal_notes(config, backend) -> None:
+    """Findings a backend met while running a case (e.g. what spirv-val says
+    about a module the MLIR toolchain produced) become report notes."""
+    take = getattr(backend, "take_notes", None)
+    for text in take() if callable(take) else ():
+        journal_append(config, {"kind": "note", "text": text, "time": time.time()})
 
 
 @pytest.fixture(scope="session")
@@ -519,7 +536,8 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         outcome_name = "error"
         report.cts_outcome = "error"  # read by pytest_report_teststatus (also on the xdist controller)
         if cause == "harness":  # the message says it all; a traceback adds nothing
-            report.longrepr = f"HARNESS ERROR (not a device verdict): {call.excinfo.value}"
+            what = "TOOLCHAIN VERDICT" if isinstance(call.excinfo.value, ToolchainError) else "HARNESS ERROR"
+            report.longrepr = f"{what} (not a device verdict): {call.excinfo.value}"
     elif report.failed:
         outcome_name = "failed" if report.when == "call" else "error"
     else:
@@ -546,6 +564,7 @@ def pytest_runtest_makereport(item: pytest.Item, call):
         "verdict": rec.get("verdict"),
         "error": rec.get("error"),
         "time": time.time(),
+        **({"toolchain": rec["toolchain"]} if rec.get("toolchain") else {}),
     }
     # JUnit XML (--junitxml) carries these as <property> of the test case
     # (junitxml reads the item's properties from the teardown report)

@@ -254,6 +254,16 @@ def _harness_errors(tr) -> int:
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     """Harness errors are said apart from device verdicts, in one line."""
     n = _harness_errors(terminalreporter)
+    tool = sum(
+        1 for r in terminalreporter.stats.get("error", []) if str(r.longrepr).startswith("TOOLCHAIN VERDICT")
+    )
+    if tool:
+        terminalreporter.write_line(
+            f"cts: {tool} toolchain verdicts (not device verdicts): the compiler between the suite and the "
+            "device refused cases the spec allows; see the ERRORS section",
+            red=True,
+        )
+        n -= tool
     if n:
         terminalreporter.write_line(
             f"cts: {n} harness errors (not device verdicts): the suite could not judge these cases "

@@ -432,11 +432,19 @@ def html_report(rows: list[dict], sessions: list[dict] | None = None, record=Non
     bad = sum(tot.get(k, 0) for k in (*DEVICE_BAD, "xpassed"))
     parts.append(f"<h2>Failures: device verdicts (failed, crash, timeout, unexpected pass) ({bad})</h2>")
     parts.append("<p>Click a column header to sort.</p>" + _failures(rows))
-    if tot.get("error"):
-        parts.append(f"<h2>Harness errors: not device verdicts ({tot['error']})</h2>")
+    tool = [r for r in rows if r.get("toolchain")]
+    if tool:
+        parts.append(f"<h2>Toolchain verdicts: the compiler refused, not device verdicts ({len(tool)})</h2>")
+        parts.append(
+            "<p>The compiler between the suite and the device (named in each) refused a case the spec "
+            "allows.</p>" + _failures(tool, ("error",))
+        )
+    harness = [r for r in rows if not r.get("toolchain")]
+    if tot.get("error", 0) > len(tool):
+        parts.append(f"<h2>Harness errors: not device verdicts ({tot['error'] - len(tool)})</h2>")
         parts.append(
             "<p>The suite could not judge these cases (a host tool missing or failing, a suite defect).</p>"
-            + _failures(rows, ("error",))
+            + _failures(harness, ("error",))
         )
     if tot.get("interrupted"):
         parts.append(f"<h2>Interrupted: not judged ({tot['interrupted']})</h2>")

@@ -283,6 +283,7 @@ def with_defaults(row: dict, header: dict) -> dict:
 _STR_FIELDS = (
     "nodeid", "family", "case_id", "spec_row", "tier", "reason", "backend", "device", "driver",
     "profile", "rerun", "worker", "error", "rule", "flaky_outcome", "flaky_reason", "text", "run",
+    "toolchain",
 )  # fmt: skip
 _NUM_FIELDS = ("duration", "max_ratio", "max_error", "time", "timeout_s")
 _OBJ_FIELDS = ("axes", "verdict")

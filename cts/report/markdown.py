@@ -182,6 +182,9 @@ def markdown_report(
             f"tiers {md_code(','.join(map(str, s.get('tiers') or [])))}"
         )
         out.append(f"* command: {md_code(s.get('command'))}")
+        mt = dev.get("mlir_toolchain") or {}
+        if mt:
+            out.append(f"* MLIR toolchain: {md_code(mt.get('tool'))}, pipeline {md_code(mt.get('pipeline'))}")
         out.append(
             f"* python {md_text(s.get('python'))}, numpy {md_text(s.get('numpy'))}, "
             f"pytest {md_text(s.get('pytest'))}, {md_text(s.get('platform'))}"
@@ -205,6 +208,9 @@ def markdown_report(
     tot = summarize(rows)
     out += ["", "Totals: " + ", ".join(f"{k} {v}" for k, v in tot.items() if v), ""]
     lines = not_judged_lines(tot) + _record_lines(record)
+    n_tool = sum(1 for r in rows if r.get("outcome") == "error" and r.get("toolchain"))
+    if n_tool:
+        lines.insert(1, f"of these, {n_tool} toolchain verdicts: the compiler refused cases the spec allows")
     out += [f"* {md_text(line)}" for line in lines] + ([""] if lines else [])
 
     # summary per family, backend, device (and configuration when several are merged)
@@ -258,7 +264,15 @@ def markdown_report(
     bad = [r for r in rows if r.get("outcome") in (*DEVICE_BAD, "xpassed")]
     out += ["", f"## Failures: device verdicts ({len(bad)})", ""]
     out += _case_blocks(bad, names)
-    errs = [r for r in rows if r.get("outcome") == "error"]
+    tool = [r for r in rows if r.get("outcome") == "error" and r.get("toolchain")]
+    if tool:
+        out += ["", f"## Toolchain verdicts: the compiler refused, not device verdicts ({len(tool)})", ""]
+        out += [
+            "The compiler between the suite and the device (named in each) refused a case the spec allows.",
+            "",
+        ]
+        out += _case_blocks(tool, names)
+    errs = [r for r in rows if r.get("outcome") == "error" and not r.get("toolchain")]
     if errs:
         out += ["", f"## Harness errors: not device verdicts ({len(errs)})", ""]
         out += ["The suite could not judge these cases (a host tool missing or failing, a suite defect).", ""]

@@ -1,27 +1,11 @@
-"""Execution of one MLIR case: a small program of gpu-dialect operations ->
-backend -> buffers -> verdict against :mod:`reference.mlir`.
+"""Execution of one MLIR case: the case's program (cts.families.mlir_program)
+-> backend -> buffers -> verdict against :mod:`reference.mlir`.
 
-A program is a list of tuples (the backend interprets or compiles them):
-
-* ``("load", dst, buf, row, col, lead, transpose, rows, cols, elem, tag)``
-* ``("store", src, buf, row, col, lead, transpose)``
-* ``("compute", dst, a, b, c, a_transpose, b_transpose)``
-* ``("constant", dst, value, rows, cols, elem, tag)``
-* ``("elementwise", dst, opType, [args], result_elem)``
-* ``("extract_all", buf, m)``: buf[lane * n + i] = extract_thread_local(m, i)
-  for every constant index i (the SPIR-V lowering needs constant indices)
-* ``("insert_all", dst, m, buf)``: insert_thread_local of buf[lane * n + i]
-* ``("extract", reg, m, i)`` / ``("insert", dst, m, reg, i)``
-* ``("lane_ge", reg, k)``, ``("select", reg, cond, a, b)``
-* ``("sg_rotate", reg, src, offset)``: subgroup rotate (SPIR-V rule)
-* ``("gpu_rotate", reg, valid, src, offset, width)``
-* ``("read_lane", reg, buf, elem[, V])`` / ``("write_lane", buf, reg[, V])``: one
-  value per lane (a vector of V components at buf[lane * V + j] when V > 1)
-
-Buffers are (P, size) arrays, one row per subgroup (P subgroups per launch,
-each with its own data).  The thread-local map is never assumed: it is read
-back through ``extract_all`` of a matrix with distinct elements and checked
-to be a bijection (spec-digest 6.2).
+The program is built from the case alone; this module draws the data of its
+buffers (one row per subgroup: SUBGROUPS subgroups per launch, each with its
+own data) and judges what comes back.  The thread-local map is never
+assumed: it is read back through ``extract_all`` of a matrix with distinct
+elements and checked to be a bijection (spec-digest 6.2).
 """
 
 from __future__ import annotations
@@ -32,7 +16,7 @@ import numpy as np
 
 from cts.check import Verdict, compare
 from cts.errors import CaseError
-from cts.families.mlir import OBSERVE_C
+from cts.families.mlir_program import SUBGROUPS, Program, case_program
 from reference import mlir as ref
 from reference.data import case_rng, choose
 from reference.dtypes import etype
@@ -48,7 +32,6 @@ NP = {
     "i32": np.int32,
 }
 ETYPE = {"f16": "f16", "f32": "f32", "f64": "f64", "si8": "i8", "ui8": "u8", "i32": "i32"}
-SUBGROUPS = 2
 SENTINEL = {"f16": -7.0, "f32": -7.0, "f64": -7.0, "i32": -7, "si8": -7, "ui8": 7}
 
 
@@ -110,35 +93,28 @@ def _verdict(
     return v
 
 
-def _mem_for(rows: int, cols: int, lead: int, row: int, col: int, transpose: bool) -> int:
-    span_r, span_c = (cols, rows) if transpose else (rows, cols)
-    return (row + span_r) * lead + col + span_c + lead
-
-
-def _lead(case_lead: str, rows: int, cols: int, transpose: bool) -> int:
-    tight = rows if transpose else cols
-    return tight + (3 if case_lead == "padded" else 0)
-
-
-def _run(backend, case, program, buffers) -> dict:
-    out = backend.run(case, program=program, buffers=buffers)
+def _run(backend, case, prog: Program, buffers: dict) -> dict:
+    missing = set(prog.buffers) ^ set(buffers)
+    if missing:  # a suite defect: the data and the program disagree
+        raise ValueError(f"buffers {sorted(missing)} of the program and the data differ")
+    bufs = {k: buffers[k] for k in prog.buffers}  # binding order
+    out = backend.run(case, program=prog.ops, buffers=bufs)
     return {k: np.asarray(v) for k, v in out.items()}
+
+
+def _zeros(prog: Program, name: str) -> np.ndarray:
+    b = prog.buffers[name]
+    return np.zeros((SUBGROUPS, b.size), NP[b.elem])
 
 
 # ------------------------------------------------------------------- ops
 def _load_store(case, backend, rng):
     M, N = case.tag_shape("COp")
     e = case.elem
-    l1 = _lead(case.lead, M, N, case.t1)
-    l2 = _lead(case.lead, M, N, case.t2)
-    r1, c1 = 1, 2 if case.lead == "padded" else 0
-    r2, c2 = 2, 1 if case.lead == "padded" else 0
-    src = _distinct(rng, e, (SUBGROUPS, _mem_for(M, N, l1, r1, c1, case.t1)))
-    dst = np.full((SUBGROUPS, _mem_for(M, N, l2, r2, c2, case.t2)), SENTINEL[e], dtype=NP[e])
-    prog = [
-        ("load", "m", "src", r1, c1, l1, case.t1, M, N, e, "COp"),
-        ("store", "m", "dst", r2, c2, l2, case.t2),
-    ]
+    prog = case_program(case)
+    (r1, c1, l1), (r2, c2, l2) = prog.facts["src"], prog.facts["dst"]
+    src = _distinct(rng, e, (SUBGROUPS, prog.buffers["src"].size))
+    dst = np.full((SUBGROUPS, prog.buffers["dst"].size), SENTINEL[e], dtype=NP[e])
     got = _run(backend, case, prog, {"src": src, "dst": dst})["dst"]
     logical = ref.load_matrix(src, r1, c1, l1, M, N, case.t1)
     exp = ref.store_matrix(dst, logical, r2, c2, l2, case.t2)
@@ -157,35 +133,19 @@ def _load_store(case, backend, rng):
     return MlirResult(v, {"src": src}, exp, got)
 
 
-def _compute_prog(case, A_mem, B_mem, C_mem, a_t, b_t, M, N, K, la, lb, lc, a_elem, b_elem, c_elem):
-    return [
-        ("load", "a", "A", 0, 0, la, a_t, M, K, a_elem, "AOp"),
-        ("load", "b", "B", 0, 0, lb, b_t, K, N, b_elem, "BOp"),
-        ("load", "c", "C", 0, 0, lc, False, M, N, c_elem, "COp"),
-        ("compute", "d", "a", "b", "c", a_t, b_t),
-        ("store", "d", "D", 0, 0, N, False),
-    ]
-
-
 def _compute(case, backend, rng):
     M, N, K = case.mnk
     a_e, b_e, c_e = case.elem, case.b, case.c
-    la, lb = _lead(case.lead, M, K, case.t1), _lead(case.lead, K, N, case.t2)
-    lc = N + (3 if case.lead == "padded" else 0)
+    prog = case_program(case)
+    la, lb, lc = prog.facts["leads"]
     A = _small(rng, a_e, (SUBGROUPS, M, K))
     B = _small(rng, b_e, (SUBGROUPS, K, N))
     C = _small(rng, c_e, (SUBGROUPS, M, N))
-    A_mem = np.zeros((SUBGROUPS, _mem_for(M, K, la, 0, 0, case.t1)), NP[a_e])
-    B_mem = np.zeros((SUBGROUPS, _mem_for(K, N, lb, 0, 0, case.t2)), NP[b_e])
-    C_mem = np.zeros((SUBGROUPS, _mem_for(M, N, lc, 0, 0, False)), NP[c_e])
-    A_mem = ref.store_matrix(A_mem, A, 0, 0, la, case.t1)
-    B_mem = ref.store_matrix(B_mem, B, 0, 0, lb, case.t2)
-    C_mem = ref.store_matrix(C_mem, C, 0, 0, lc, False)
-    prog = _compute_prog(case, A_mem, B_mem, C_mem, case.t1, case.t2, M, N, K, la, lb, lc, a_e, b_e, c_e)
-    D_mem = np.zeros((SUBGROUPS, M * N), NP[c_e])
-    got = _run(backend, case, prog, {"A": A_mem, "B": B_mem, "C": C_mem, "D": D_mem})["D"].reshape(
-        SUBGROUPS, M, N
-    )
+    A_mem = ref.store_matrix(_zeros(prog, "A"), A, 0, 0, la, case.t1)
+    B_mem = ref.store_matrix(_zeros(prog, "B"), B, 0, 0, lb, case.t2)
+    C_mem = ref.store_matrix(_zeros(prog, "C"), C, 0, 0, lc, False)
+    bufs = {"A": A_mem, "B": B_mem, "C": C_mem, "D": _zeros(prog, "D")}
+    got = _run(backend, case, prog, bufs)["D"].reshape(SUBGROUPS, M, N)
     exp = ref.compute(A, B, C, c_e == "i32")
     v = _verdict(case, exp, got, c_e, hint=lambda s, r, c: f"D[{r},{c}]")
     return MlirResult(v, {"A": A, "B": B, "C": C}, exp, got)
@@ -195,40 +155,29 @@ def _selector(rows: int, cols: int, elem: str) -> np.ndarray:
     return np.broadcast_to(np.eye(rows, cols), (SUBGROUPS, rows, cols)).astype(NP[elem])
 
 
-def _observe(case, tag: str, prog: list, bufs: dict, mat: str, M: int, N: int, K: int):
-    """Program tail that makes matrix ``mat`` (of ``tag``) visible in buffer
-    D: stored (COp), or multiplied by a selector matrix (AOp: A x I,
-    BOp: I x B) into the observation C type.  Returns the logical slice."""
-    e, c_e = case.elem, OBSERVE_C.get(case.elem, case.elem)
-    if tag == "COp":
-        prog.append(("store", mat, "D", 0, 0, N, False))
-        bufs["D"] = np.zeros((SUBGROUPS, M * N), NP[e])
-        return lambda D: D.reshape(SUBGROUPS, M, N), e
-    if tag == "AOp":
-        bufs["SEL"] = _selector(K, N, e).reshape(SUBGROUPS, -1)
-        prog.append(("load", "_sel", "SEL", 0, 0, N, False, K, N, e, "BOp"))
-        prog.append(("constant", "_zero", 0, M, N, c_e, "COp"))
-        prog.append(("compute", "_obs", mat, "_sel", "_zero", False, False))
-        bufs["D"] = np.zeros((SUBGROUPS, M * N), NP[c_e])
-        prog.append(("store", "_obs", "D", 0, 0, N, False))
-        return lambda D: D.reshape(SUBGROUPS, M, N)[:, :, :K], c_e
-    bufs["SEL"] = _selector(M, K, e).reshape(SUBGROUPS, -1)
-    prog.append(("load", "_sel", "SEL", 0, 0, K, False, M, K, e, "AOp"))
-    prog.append(("constant", "_zero", 0, M, N, c_e, "COp"))
-    prog.append(("compute", "_obs", "_sel", mat, "_zero", False, False))
-    bufs["D"] = np.zeros((SUBGROUPS, M * N), NP[c_e])
-    prog.append(("store", "_obs", "D", 0, 0, N, False))
-    return lambda D: D.reshape(SUBGROUPS, M, N)[:, :K, :], c_e
+def _observe(case, prog: Program, bufs: dict):
+    """The buffers of the program's observation tail (cts.families.
+    mlir_program.observe: D, and the selector SEL for an A or B matrix);
+    returns the view of D as the logical matrix and D's element type."""
+    M, N, K = case.mnk
+    obs_e, part = prog.facts["observe"]
+    if "SEL" in prog.buffers:
+        rows, cols = (K, N) if part == "cols<K" else (M, K)
+        bufs["SEL"] = _selector(rows, cols, case.elem).reshape(SUBGROUPS, -1)
+    bufs["D"] = _zeros(prog, "D")
+    if part == "cols<K":
+        return lambda D: D.reshape(SUBGROUPS, M, N)[:, :, :K], obs_e
+    if part == "rows<K":
+        return lambda D: D.reshape(SUBGROUPS, M, N)[:, :K, :], obs_e
+    return lambda D: D.reshape(SUBGROUPS, M, N), obs_e
 
 
 def _constant(case, backend, rng):
-    M, N, K = case.mnk
     e = case.elem
     value = float(_small(rng, e, (1,))[0]) or 1.0
-    r, c = case.tag_shape(case.tag)
-    prog: list = [("constant", "m", value, r, c, e, case.tag)]
-    bufs: dict = {}
-    view, obs_e = _observe(case, case.tag, prog, bufs, "m", M, N, K)
+    prog = case_program(case, constant=value)
+    bufs: dict = {"K": np.full((SUBGROUPS, 1), value, NP[e])} if "K" in prog.buffers else {}
+    view, obs_e = _observe(case, prog, bufs)
     got = view(_run(backend, case, prog, bufs)["D"])
     exp = np.full(got.shape, value)
     v = _verdict(case, exp, got, obs_e, hint=lambda s, i, j: f"element ({i},{j}) of the constant matrix")
@@ -265,15 +214,11 @@ def _elementwise(case, backend, rng):
     M, N = case.tag_shape("COp")
     op, e = case.optype, case.elem
     arity = ref.ELEMENTWISE[op][0]
-    res_e = {"extf": "f32", "truncf": "f16"}.get(op, e)
+    prog = case_program(case)
+    res_e = prog.buffers["D"].elem
     xs = _ew_operands(case, rng, (SUBGROUPS, M, N))[:arity]
-    prog, bufs = [], {}
-    for i, x in enumerate(xs):
-        bufs[f"X{i}"] = x.reshape(SUBGROUPS, -1)
-        prog.append(("load", f"x{i}", f"X{i}", 0, 0, N, False, M, N, e, "COp"))
-    prog.append(("elementwise", "r", op, [f"x{i}" for i in range(arity)], res_e))
-    prog.append(("store", "r", "D", 0, 0, N, False))
-    bufs["D"] = np.zeros((SUBGROUPS, M * N), NP[res_e])
+    bufs = {f"X{i}": x.reshape(SUBGROUPS, -1) for i, x in enumerate(xs)}
+    bufs["D"] = _zeros(prog, "D")
     got = _run(backend, case, prog, bufs)["D"].reshape(SUBGROUPS, M, N)
     exact = ref.elementwise(op, [x.astype(np.float64 if e != "i32" else np.int64) for x in xs], res_e)
     t = etype(ETYPE[res_e])
@@ -300,20 +245,15 @@ class _MapError(Exception):
 
 
 def _thread_local(case, backend, rng):
-    M, N, K = case.mnk
     tag, e = case.tag, case.elem
     r, c = case.tag_shape(tag)
     S = case.sg
     n = r * c // S
+    prog = case_program(case)
     X = _distinct(rng, e, (SUBGROUPS, r, c))
     V = _distinct(rng, e, (SUBGROUPS, S * n), lo_mag=0)
-    prog: list = [
-        ("load", "m", "X", 0, 0, c, False, r, c, e, tag),
-        ("extract_all", "E", "m"),
-        ("insert_all", "m2", "m", "V"),
-    ]
-    bufs = {"X": X.reshape(SUBGROUPS, -1), "V": V, "E": np.zeros((SUBGROUPS, S * n), NP[e])}
-    view, obs_e = _observe(case, tag, prog, bufs, "m2", M, N, K)
+    bufs = {"X": X.reshape(SUBGROUPS, -1), "V": V, "E": _zeros(prog, "E")}
+    view, obs_e = _observe(case, prog, bufs)
     out = _run(backend, case, prog, bufs)
     got = view(out["D"])
     E = out["E"].reshape(SUBGROUPS, S, n)
@@ -342,15 +282,10 @@ def _gpu_rotate(case, backend, rng):
     their valid flag (false) is checked."""
     S, e, V = case.sg, case.elem, max(case.vec, 1)
     vals = _distinct(rng, e if e != "i32" else "f32", (SUBGROUPS, S, V)).astype(NP[e])
-    prog = [
-        ("read_lane", "v", "IN", e, V),
-        ("gpu_rotate", "r", "ok", "v", case.offset, case.width),
-        ("write_lane", "OUT", "r", V),
-        ("write_lane", "VALID", "ok"),
-    ]
+    prog = case_program(case)
     bufs = {
         "IN": vals.reshape(SUBGROUPS, S * V),
-        "OUT": np.zeros((SUBGROUPS, S * V), NP[e]),
+        "OUT": _zeros(prog, "OUT"),
         "VALID": np.full((SUBGROUPS, S), 7, np.int32),
     }
     out = _run(backend, case, prog, bufs)
@@ -390,31 +325,12 @@ def _mma_rotate(case, backend, rng):
     n = r * c // S
     both = _distinct(rng, e, (SUBGROUPS, 2 * r * c))
     A, B = both[:, : r * c].reshape(SUBGROUPS, r, c), both[:, r * c :].reshape(SUBGROUPS, r, c)
-    prog: list = [
-        ("load", "a", "A", 0, 0, c, False, r, c, e, tag),
-        ("load", "b", "B", 0, 0, c, False, r, c, e, tag),
-        ("extract_all", "EA", "a"),
-        ("extract_all", "EB", "b"),
-        ("constant", "res", 0, r, c, e, tag),
-        ("lane_ge", "cond", case.offset),
-    ]
-    for i in range(n):  # the RFC lowering, one thread-local index at a time
-        prog += [
-            ("extract", "xa", "a", i),
-            ("extract", "xb", "b", i),
-            ("select", "sel", "cond", "xa", "xb"),
-            ("sg_rotate", "rot", "sel", case.offset),
-            ("insert", "res", "res", "rot", i),
-        ]
-    prog.append(("extract_all", "ER", "res"))
+    prog = case_program(case)
     bufs = {
         "A": A.reshape(SUBGROUPS, -1),
         "B": B.reshape(SUBGROUPS, -1),
-        **{k: np.zeros((SUBGROUPS, S * n), NP[e]) for k in ("EA", "EB", "ER")},
+        **{k: _zeros(prog, k) for k in ("EA", "EB", "ER", "D") if k in prog.buffers},
     }
-    if tag == "COp":
-        prog.append(("store", "res", "D", 0, 0, c, False))
-        bufs["D"] = np.zeros((SUBGROUPS, r * c), NP[e])
     out = _run(backend, case, prog, bufs)
     problems = []
     exp = np.empty((SUBGROUPS, S, n))
