@@ -107,9 +107,11 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     procs: list[tuple[int, subprocess.Popen | _Forked, Path]] = []
     fork = hasattr(os, "fork") and not a.spawn
+    warm = ""
     if fork:  # the shards start from this process's imports: no interpreter, pytest or numpy start-up
         _warm_imports()
-    print(f"cts sweep: run {run_id}, {n} shard processes, report in {report}", flush=True)
+        warm = f" (warm-up {time.perf_counter() - t0:.2f}s)"
+    print(f"cts sweep: run {run_id}, {n} shard processes, report in {report}{warm}", flush=True)
     interrupted = False
     try:
         for k in range(1, n + 1):
@@ -117,8 +119,12 @@ def main(argv: list[str]) -> int:
             args = [*pytest_args, "-p", "no:xdist", "-q", "--shard", f"{k}/{n}", "--journal-only"]
             if junit:
                 args.append(f"--junitxml={logs / f'shard{k}of{n}.xml'}")
-            if fork:
-                procs.append((k, _Forked(args, log), log))
+            if fork:  # the launcher imported the plugin before the fork: nothing left to rewrite
+                quiet = [
+                    "-W",
+                    "ignore:Module already imported so cannot be rewritten:pytest.PytestAssertRewriteWarning",
+                ]
+                procs.append((k, _Forked([*quiet, *args], log), log))
                 continue
             with open(log, "w") as out:
                 cmd = [sys.executable, "-m", "pytest", *args]
