@@ -100,3 +100,40 @@ def test_a_pipeline_that_requires_its_subgroup_size(vk, monkeypatch):
     res = vk.run(case, values=vals, deltas=np.zeros(G, np.int64), const=np.zeros(G, np.int32))
     assert np.array_equal(res["out"], vals)
     assert any(k[2] == case.sg for k in vk._pipes), "no pipeline was created with a required subgroup size"
+
+
+def test_a_dispatch_past_its_limit_ends_the_device_for_later_cases(monkeypatch):
+    """A hang is judged by a fence limit (WAIT_NS): the waiting case fails
+    naming the limit, and every later case fails at once naming the first
+    (its buffers stay with the device: freeing them would be invalid Vulkan).
+    Here the limit is 0 ns on a large dispatch, on a backend of its own."""
+    vulkan_or_skip()
+    import cts.backends.vulkan as vmod
+    from cts.errors import CaseError
+
+    try:
+        b = vmod.VulkanBackend.from_options(device=os.environ.get("CTS_VULKAN_DEVICE"))
+    except BackendError as e:
+        pytest.skip(f"no Vulkan device: {e}")
+    if b.reason:
+        pytest.skip(b.reason)
+    try:
+        case = _identity_case(b)
+        L, G = 8 * case.sg, 4096
+        vals = np.zeros((G, L, 1), dtype=np.uint64)
+        args = dict(values=vals, deltas=np.zeros(G, np.int64), const=np.zeros(G, np.int32))
+        b.run(case, **args)  # compiled and known to work before the limit changes
+        monkeypatch.setattr(vmod, "WAIT_NS", 0)
+        try:
+            b.run(case, **args)
+        except CaseError as e:
+            assert "limit" in str(e) and "later cases are not run" in str(e), str(e)
+        else:
+            pytest.skip(f"{b.info.name} finished {G} work-groups within 0 ns: no timeout to observe")
+        monkeypatch.undo()  # the normal limit again: the device is still refused
+        assert vmod.WAIT_NS > 0
+        with pytest.raises(CaseError, match="unusable"):
+            b.run(case, **args)
+    finally:
+        if not getattr(b, "dead", None):
+            b.close()
