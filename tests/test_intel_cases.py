@@ -142,7 +142,8 @@ def test_tf32_conversions_run_the_value_tiers():
 
 
 ID = re.compile(
-    r"^sg(8|16)-([iu][48]|bf16|f16|tf32)_([iu][48]|bf16|f16|tf32)-k(\d+)-M([1248])-acc_(i32|f32|f16|bf16)-(\w+)$"
+    r"^sg(8|16)-([iu][48]|bf16|f16|tf32)_([iu][48]|bf16|f16|tf32)-k(\d+)-M([1248])-acc_(i32|f32|f16|bf16)"
+    r"(?:-wg(4|8))?-(\w+)$"
 )
 K_BY_TYPE = {"i8": 32, "u8": 32, "i4": 64, "u4": 64, "bf16": 16, "f16": 16, "tf32": 8}
 
@@ -152,11 +153,25 @@ def test_ids_carry_every_axis_and_are_unique():
     for c in cases:
         m = ID.match(c.id)
         assert m, c.id
-        sg, a, b, k, M, acc, tier = m.groups()
+        sg, a, b, k, M, acc, wg, tier = m.groups()
         assert (int(sg), a, b, int(M), acc, tier) == (c.sg, c.a, c.b, c.M, c.acc, c.tier)
+        assert int(wg or 2) == c.wg and (wg is None or c.split)  # wg2 split ids keep the form without it
         assert int(k) == K_BY_TYPE[a] == c.k  # spec-digest 1.1: K from the element width
         assert f"_k{k}" in c.builtin and f"_{a}_{b}_" in c.builtin
     for make in (intel_mma_cases, intel_split_cases):
         ids = [c.id for c in make(TIERS)]
         assert len(ids) == len(set(ids))
     assert "sg16-bf16_bf16-k16-M4-acc_bf16-exact" in {c.id for c in intel_mma_cases(TIERS)}
+
+
+def test_split_cases_run_every_builtin_with_2_4_and_8_subgroups_per_work_group():
+    """spec-digest 2, open issue 1: the pairing is the implementation's; with 2
+    subgroups per work-group it is forced, with 4 and 8 it is not."""
+    cases = intel_split_cases(TIERS)
+    per_wg = Counter(c.wg for c in cases)
+    assert per_wg == {2: 72, 4: 72, 8: 72}
+    for wg in (2, 4, 8):
+        assert _rows(c for c in cases if c.wg == wg) == _expected_split()
+    ids = {c.id for c in cases}
+    assert "sg8-i8_i8-k32-M4-acc_i32-exact" in ids  # wg2: the id from before the axis
+    assert {"sg8-i8_i8-k32-M4-acc_i32-wg4-exact", "sg8-i8_i8-k32-M4-acc_i32-wg8-exact"} <= ids

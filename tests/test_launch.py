@@ -15,7 +15,7 @@ from cts.report.record import read_record
 from tests.test_sweep import ROOT, results, run_cts
 
 INTEL = "cases/test_intel_mma.py"
-SMALL = "sg8 and (i8_i8 or u8_u8)"  # 56 cases: base + split; i8_as_u8 fails the i8 ones
+SMALL = "sg8 and (i8_i8 or u8_u8) and not wg"  # 56 cases: base + split (wg2); i8_as_u8 fails the i8 ones
 
 
 def sweep(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:

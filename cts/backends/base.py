@@ -66,7 +66,8 @@ class Backend:
 
     # Families implemented by subclasses, all batched over subgroups:
     #   run_intel_mma(case, a, b, c) -> d            (S, N, comps) raw bits
-    #   run_intel_split_mma(case, a, b, c) -> d      a (P, 2, N, comps), b/c/d (P, 2, N, .)
+    #   run_intel_split_mma(case, a, b, c) -> d      a (G, W, N, comps), b/c/d (G, W, N, .): G work-groups
+    #                                                of W = case.wg subgroups
     #   run_intel_tf32_convert(case, x) -> y         float32 (items, width)
     # A family whose case runs several launches may offer, next to
     # run_<family>, run_<family>_launches(case, [operands, ...]) -> [results,

@@ -40,6 +40,10 @@ FAULTS: dict[str, str] = {
     "tf32_not_rounded": "tf32 conversion returns its input unrounded",
     "n_gt_k_interleave": "N > K: rows of A taken as blocks instead of interleaved",
     "split_rows_misplaced": "split: the second subgroup's rows interleaved with the first's",
+    "split_pair_with_itself": "split, work-groups of more than 2 subgroups: subgroups 2 and up pair with "
+    "themselves (their own A half taken for both halves)",
+    "split_pair_across_workgroups": "split, work-groups of more than 2 subgroups: subgroup j >= 2 pairs with "
+    "subgroup j of the neighbouring work-group",
     "bf16_result_truncated": "bf16 results truncated instead of rounded to nearest even",
     "tf32_inputs_full_precision": "tf32 matrix inputs used with all 23 mantissa bits, not as tf32",
     "acc16_rounds_each_step": "fp16/bf16 accumulators: the sum rounded to the accumulator type after "
@@ -244,23 +248,38 @@ class IntelEmulation:
         return s.astype(np.float64)
 
     def run_intel_split_mma(self, case, a, b, c):
-        """a (P, 2, N, M/2): the first subgroup of a pair gives rows 0..M/2-1,
-        the second rows M/2..M-1; b, c (P, 2, N, .) are each subgroup's own."""
-        P = a.shape[0]
+        """a (G, W, N, M/2): work-group g, subgroup j passes M/2 rows of A;
+        b, c (G, W, N, .) are each subgroup's own.  This device pairs
+        subgroups 2i and 2i+1 of a work-group, the even one first (rows
+        0..M/2-1); the pairing faults change that for subgroups 2 and up
+        (two-subgroup work-groups stay right)."""
+        G, W = a.shape[:2]
         h = case.M // 2
-        first = self._a_matrix(a[:, 0], case, h)
-        second = self._a_matrix(a[:, 1], case, h)
-        A = np.zeros((P, case.M, case.k))
-        if "split_rows_misplaced" in self.faults:
-            A[:, 0::2], A[:, 1::2] = first, second
-        else:
-            A[:, :h], A[:, h:] = first, second
+        halves = np.stack([self._a_matrix(a[:, j], case, h) for j in range(W)], axis=1)  # (G, W, h, K)
+        groups = np.arange(G)
         out = []
-        for s in range(2):
-            B = self._b_matrix(b[:, s], case)
-            D = self._mad(A, B, self._acc(c[:, s], case), not case.is_float)
+        for j in range(W):
+            (g1, j1), (g2, j2) = self._split_partners(groups, j)
+            first, second = halves[g1, j1], halves[g2, j2]
+            A = np.zeros((G, case.M, case.k))
+            if "split_rows_misplaced" in self.faults:
+                A[:, 0::2], A[:, 1::2] = first, second
+            else:
+                A[:, :h], A[:, h:] = first, second
+            B = self._b_matrix(b[:, j], case)
+            D = self._mad(A, B, self._acc(c[:, j], case), not case.is_float)
             out.append(self._result_bits(D, case))
         return np.stack(out, axis=1)
+
+    def _split_partners(self, groups: np.ndarray, j: int):
+        """((groups, subgroup) of the first, (groups, subgroup) of the second)
+        of the pair that subgroup j of each work-group belongs to."""
+        if j >= 2 and "split_pair_with_itself" in self.faults:
+            return (groups, j), (groups, j)
+        if j >= 2 and "split_pair_across_workgroups" in self.faults:
+            other = np.minimum(groups ^ 1, groups.size - 1)  # subgroup j of the neighbouring work-group
+            return (np.minimum(groups, other), j), (np.maximum(groups, other), j)
+        return (groups, j & ~1), (groups, j | 1)
 
     def run_intel_tf32_convert(self, case, x):
         x = np.asarray(x, dtype=np.float32)

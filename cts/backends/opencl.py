@@ -156,10 +156,11 @@ class IntelOpenCL:
         return self._run_mma(ks, case, a, b, c, S).reshape(S, case.sg, case.M)
 
     def run_intel_split_mma(self, case, a, b, c):
-        """a (P, 2, N, M/2), b (P, 2, N, 8), c (P, 2, N, M) -> d (P, 2, N, M)."""
-        P = a.shape[0]
-        ks = self.kernel_source_intel_split_mma(case, 2 * P)
-        return self._run_mma(ks, case, a, b, c, 2 * P).reshape(P, 2, case.sg, case.M)
+        """a (G, W, N, M/2), b (G, W, N, 8), c (G, W, N, M) -> d (G, W, N, M):
+        G work-groups of W = case.wg subgroups."""
+        G, W = a.shape[:2]
+        ks = self.kernel_source_intel_split_mma(case, G * W)
+        return self._run_mma(ks, case, a, b, c, G * W).reshape(G, W, case.sg, case.M)
 
     def run_intel_tf32_convert(self, case, x):
         """x float32 (items, width) -> rounded float32 (items, width)."""

@@ -17,8 +17,10 @@
  *  1.5      tf32 (N = 16 > K = 8): component c of work-item i is row
  *           2c + i/8, column i%8; only the 10 upper mantissa bits take part.
  *           intel_convert_tfloat32*: round to nearest even.
- *  2        split: the two subgroups of a work-group pass rows 0..M/2-1 and
- *           M/2..M-1 of A; exchanged through local memory and a barrier.
+ *  2        split: sub-groups 2p and 2p+1 of a work-group pair up (which two
+ *           pair is the implementation's choice, open issue 1); 2p passes rows
+ *           0..M/2-1 and 2p+1 rows M/2..M-1 of A; exchanged through local memory
+ *           and a barrier.
  *
  * Needs sub_group_broadcast (cl_khr_subgroups / OpenCL C 3.0 subgroups);
  * the fp16-accumulator overloads need cl_khr_fp16.  Integer sums wrap to 32
@@ -28,8 +30,8 @@
  * Split form contract with the kernel: this prelude defines
  * CTS_SPLIT_SCRATCH_WORDS; a kernel calling a split built-in then declares
  * `__local uint cts_split_scratch[CTS_SPLIT_SCRATCH_WORDS]` at kernel scope
- * (OpenCL C allows __local variables only there) and uses work-groups of
- * exactly two subgroups of 8.
+ * (OpenCL C allows __local variables only there) and uses work-groups of an
+ * even number of subgroups of 8, at most 8 subgroups.
  */
 #ifdef cl_khr_fp16
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
@@ -239,9 +241,10 @@ static inline float16 intel_convert_tfloat3216_as_float16(float16 x) {
 #ifndef cl_intel_subgroup_split_matrix_multiply_accumulate
 /* spec-digest 2: N = 8, M = 2, 4, 8; a holds M/2 rows.  Each work-item puts its
  * a words into local memory; after the barrier it takes, for every row m, the
- * word that the same lane of subgroup m / (M/2) holds, so the broadcasts of the
- * base row function see the full A.  A second barrier frees the scratch. */
-#define CTS_SPLIT_SCRATCH_WORDS 64 /* 2 subgroups x 8 lanes x up to 4 words */
+ * word that the same lane of sub-group (its pair's first) + m / (M/2) holds,
+ * so the broadcasts of the base row function see the full A.  A second barrier
+ * frees the scratch. */
+#define CTS_SPLIT_SCRATCH_WORDS 256 /* 8 subgroups x 8 lanes x up to 4 words */
 
 CTS_DEF void cts_put(__local uint *s, uint i, uint a) { s[i] = a; }
 CTS_DEF void cts_put(__local uint *s, uint i, uint2 a) { s[i] = a.s0; s[i + 1u] = a.s1; }
@@ -253,7 +256,9 @@ CTS_DEF void cts_put(__local uint *s, uint i, uint4 a) { vstore4(a, 0, s + i); }
         cts_put(scr, (get_sub_group_id() * 8u + lane) * 4u, AUV(a));                       \
         barrier(CLK_LOCAL_MEM_FENCE);                                                      \
         uint w[M];                                                                         \
-        for (uint m = 0; m < (M); ++m) w[m] = scr[((m / (H)) * 8u + lane) * 4u + m % (H)]; \
+        const uint pair0 = get_sub_group_id() & ~1u;                                       \
+        for (uint m = 0; m < (M); ++m)                                                     \
+            w[m] = scr[((pair0 + m / (H)) * 8u + lane) * 4u + m % (H)];                    \
         barrier(CLK_LOCAL_MEM_FENCE);                                                      \
         RTY ac[M], r[M];                                                                   \
         vstore##M(acc, 0, ac);                                                             \

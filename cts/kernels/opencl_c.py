@@ -13,8 +13,10 @@ host (``reference/layout.py``).  Rules followed:
   * N + get_sub_group_local_id()``, so the kernel never assumes how the
   device forms subgroups.  Each work-item also stores ``get_sub_group_size()``
   so the host can prove the required size was honoured.
-* Split form (spec-digest 2): one work-group of two subgroups of 8 per pair;
-  sub-group 0 of the group passes rows 0..M/2-1, sub-group 1 rows M/2..M-1.
+* Split form (spec-digest 2): work-groups of ``case.wg`` (2, 4 or 8)
+  subgroups of 8; sub-group 2p of a group passes rows 0..M/2-1 and 2p+1
+  rows M/2..M-1 of the A the host made for the pair it proposes (the device
+  may pair otherwise: cts/runs/split.py).
   If the prelude defines ``CTS_SPLIT_SCRATCH_WORDS``, the kernel declares
   ``__local uint cts_split_scratch[CTS_SPLIT_SCRATCH_WORDS]`` at kernel scope
   (OpenCL C allows ``__local`` variables only there) for a layered split
@@ -169,9 +171,15 @@ def intel_mma_kernel(case, subgroups: int, prelude: str = "") -> KernelSource:
 
 
 def intel_split_kernel(case, subgroups: int, prelude: str = "") -> KernelSource:
-    """cl_intel_subgroup_split_matrix_multiply_accumulate: pairs = work-groups
-    of two subgroups of 8 (pairing documented in cts/runs/intel.py)."""
-    N = case.sg
+    """cl_intel_subgroup_split_matrix_multiply_accumulate: work-groups of
+    ``case.wg`` subgroups of 8 (pairing and its oracle: cts/runs/split.py)."""
+    N, W = case.sg, case.wg
+    if W == 2:
+        group = "/* one work-group = one pair; sub-group 0 passes the first M/2 rows of A */"
+        note = f"work-group p = pair p; slot = (2p + sub_group_id) * {N} + invocation; "
+    else:
+        group = f"/* one work-group = {W} subgroups; the device pairs them (the host proposes 2p, 2p+1) */"
+        note = f"work-group g; slot = ({W}g + sub_group_id) * {N} + invocation; "
     body, (abuf, cbuf) = _body(case)
     entry = "cts_intel_split_mma"
     src = "\n".join(
@@ -185,8 +193,8 @@ def intel_split_kernel(case, subgroups: int, prelude: str = "") -> KernelSource:
             "#ifdef CTS_SPLIT_SCRATCH_WORDS",
             "    __local uint cts_split_scratch[CTS_SPLIT_SCRATCH_WORDS];",
             "#endif",
-            "    /* one work-group = one pair; sub-group 0 passes the first M/2 rows of A */",
-            f"    const uint i = (get_group_id(0) * 2 + get_sub_group_id()) * {N} + get_sub_group_local_id();",
+            "    " + group,
+            f"    const uint i = (get_group_id(0) * {W} + get_sub_group_id()) * {N} + get_sub_group_local_id();",
             *body,
             "}",
             "",
@@ -196,14 +204,11 @@ def intel_split_kernel(case, subgroups: int, prelude: str = "") -> KernelSource:
         entry=entry,
         source=src,
         global_size=(subgroups * N,),
-        local_size=(2 * N,),
+        local_size=(W * N,),
         args=("a", "b", "c", "d", "sgsize"),
         arg_types=(container_dtype(_a_bits(case)), "uint32", container_dtype(_ACC_BITS[case.acc_scalar]),
                    container_dtype(_ACC_BITS[case.acc_scalar]), "uint32"),
-        notes=(
-            f"work-group p = pair p; slot = (2p + sub_group_id) * {N} + invocation; "
-            f"a holds M/2 = {case.M // 2} rows per subgroup",
-        ),
+        notes=(note + f"a holds M/2 = {case.M // 2} rows per subgroup",),
     )  # fmt: skip
 
 

@@ -1,13 +1,9 @@
 """Execution of one Intel subgroup-MMA case: data -> registers -> backend ->
 logical result -> verdict.
 
-Split form (cl_intel_subgroup_split_matrix_multiply_accumulate): the spec
-leaves the pairing to the implementation (its open issue 1).  This suite
-pairs the two subgroups of one work-group of 2 x 8 work-items: subgroup 0
-passes rows 0 .. M/2-1 of the shared A and subgroup 1 rows M/2 .. M-1.  Each
-subgroup passes its *own* B and accumulator and receives its own result
-A x B_own + acc_own, so a device that multiplies only its own half of A, or
-mixes up the partner's B, fails.
+Split form (cl_intel_subgroup_split_matrix_multiply_accumulate): the run
+flow and its pairing-agnostic oracle live in ``cts.runs.split``; the
+verdict on one pairing is ``judge_mma`` below, shared by both.
 """
 
 from __future__ import annotations
@@ -31,7 +27,7 @@ from reference.tolerance import (
     rounding_mode,
 )
 
-__all__ = ["RunResult", "run_intel_mma", "run_tf32_convert", "SUBGROUPS_PER_CASE"]
+__all__ = ["RunResult", "run_intel_mma", "judge_mma", "run_tf32_convert", "SUBGROUPS_PER_CASE"]
 
 SUBGROUPS_PER_CASE = 32
 
@@ -77,16 +73,16 @@ def _tf32_rne_values(bits: np.ndarray) -> np.ndarray:
 def run_intel_mma(
     case, backend, seed: int, profile: Profile = PROFILES["default"], subgroups: int = SUBGROUPS_PER_CASE
 ) -> RunResult:
+    if case.split:  # cts.runs.split: the pairing-agnostic oracle of the split extension
+        from cts.runs.split import run_intel_split_mma
+
+        return run_intel_split_mma(case, backend, seed, profile, subgroups)
     rng = case_rng(seed, f"{case.family}[{case.id}]")
     a_t, b_t, acc_t = etype(case.a), etype(case.b), etype(case.acc)
     N, K, M = case.sg, case.k, case.M
-    split = case.split
-    P = subgroups // 2 if split else subgroups
-    S = 2 * P if split else P
+    S = subgroups
 
     A, B, C = mma_operands(case.tier, case.a, case.b, case.acc, M, K, N, S, rng)
-    if split:  # one A per pair: the first subgroup's A matrix is the shared one
-        A = A[0::2]
     A_bits, B_bits, C_bits = a_t.encode(A), b_t.encode(B), acc_t.encode(C)
     junk = case.a == "tf32" and case.tier in TF32_JUNK_TIERS
     if junk:  # A and B keep the tf32 values (= the containers truncated)
@@ -94,53 +90,61 @@ def run_intel_mma(
 
     b_regs = layout.b_register_image(B_bits, case.b_elem_bits)
     c_regs = layout.c_register_image(C_bits)
-    if split:
-        a_regs = layout.split_a_register_images(A_bits, N, case.a_elem_bits)
-        _poison_ignored(a_regs, case, rng, M // 2)
-        b_in = b_regs.reshape(P, 2, *b_regs.shape[1:])
-        c_in = c_regs.reshape(P, 2, *c_regs.shape[1:])
-        d_regs = backend.run(case, a=a_regs, b=b_in, c=c_in)
-        d_regs = np.asarray(d_regs).reshape(S, N, M)
-        A_full = np.repeat(A, 2, axis=0)  # each subgroup's logical A
-    else:
-        a_regs = layout.a_register_image(A_bits, N, case.a_elem_bits)
-        _poison_ignored(a_regs, case, rng, M)
-        d_regs = np.asarray(backend.run(case, a=a_regs, b=b_regs, c=c_regs))
-        A_full = A
+    a_regs = layout.a_register_image(A_bits, N, case.a_elem_bits)
+    _poison_ignored(a_regs, case, rng, M)
+    d_regs = np.asarray(backend.run(case, a=a_regs, b=b_regs, c=c_regs))
     D_bits = layout.c_from_registers(d_regs) & np.uint64(acc_t.mask)
+    inputs = {"A": A, "B": B, "C": C, "a_regs": a_regs, "b_regs": b_regs, "c_regs": c_regs}
+    tf32_bits = (A_bits, B_bits) if junk else None
+    v, exp_bits, _ = judge_mma(case, A, B, C, D_bits, profile, tf32_bits=tf32_bits)
+    return RunResult(v, inputs, exp_bits, D_bits)
+
+
+def judge_mma(
+    case,
+    A: np.ndarray,
+    B: np.ndarray,
+    C: np.ndarray,
+    D_bits: np.ndarray,
+    profile: Profile,
+    tf32_bits: tuple[np.ndarray, np.ndarray] | None = None,
+    hint=None,
+) -> tuple[Verdict, np.ndarray, np.ndarray]:
+    """The verdict on result bits ``D_bits`` (S, M, N) for the logical
+    operands A (S, M, K), B, C: Rule I, E / R or F with the special-value
+    acceptances.  ``tf32_bits``: the (A, B) containers of tf32 operands that
+    carry junk below tf32 precision (truncation or RNE accepted).  Returns
+    (verdict, expected bits, element acceptance mask).  ``hint``: a mismatch
+    explainer replacing the one-hot one."""
+    a_t, b_t, acc_t = etype(case.a), etype(case.b), etype(case.acc)
+    K = case.k
 
     def where(s, r, c):  # result element (r, c) lives in invocation c, component r
         return c, r
 
-    inputs = {"A": A_full, "B": B, "C": C, "a_regs": a_regs, "b_regs": b_regs, "c_regs": c_regs}
+    if hint is None and case.tier == "onehot":
+        hint = _onehot_hint(case, A, B, C, D_bits, acc_t)
     if not a_t.is_float:
-        exp = mma_int(A_full, B, C, 32)
-        exp_bits = acc_t.encode(exp)
+        exp_bits = acc_t.encode(mma_int(A, B, C, 32))
         ok = exp_bits == D_bits
-        hint = _onehot_hint(case, A_full, B, C, D_bits, acc_t) if case.tier == "onehot" else None
-        v = compare(exp_bits, D_bits, acc_t, ok, "I", where, hint=hint)
-        return RunResult(v, inputs, exp_bits, D_bits)
+        return compare(exp_bits, D_bits, acc_t, ok, "I", where, hint=hint), exp_bits, ok
 
-    ref = mma_float(A_full, B, C)
+    ref = mma_float(A, B, C)
     actual = acc_t.decode(D_bits)
     exp_bits = acc_t.encode(ref.value)
     rmode = rounding_mode(profile, full_precision=True)  # the Intel extensions: "full precision"
     if case.tier in ("exact", "onehot") or (case.tier == "rounding" and rmode != "bound"):
         ok, rbound, rule, err = exact_or_rounding_check(acc_t, ref.value, actual, case.tier, rmode)
-        hint = _onehot_hint(case, A_full, B, C, D_bits, acc_t) if case.tier == "onehot" else None
         v = compare(exp_bits, D_bits, acc_t, ok, rule, where, error=err, bound=rbound, hint=hint)
-        return RunResult(v, inputs, exp_bits, D_bits)
+        return v, exp_bits, ok
 
     bound = mma_float_bound(ref.abs_sum, ref.value, K, case.acc, case.acc, profile)
     ok = float_close(ref.value, actual, bound)
     notes = []
-    operands = [(A_full, B)]
-    if junk:  # truncated (A_full, B) or rounded to nearest even, per operand
-        A_rne = _tf32_rne_values(A_bits)
-        if split:
-            A_rne = np.repeat(A_rne, 2, axis=0)
-        B_rne = _tf32_rne_values(B_bits)
-        operands += [(A_rne, B), (A_full, B_rne), (A_rne, B_rne)]
+    operands = [(A, B)]
+    if tf32_bits is not None:  # truncated (A, B) or rounded to nearest even, per operand
+        A_rne, B_rne = _tf32_rne_values(tf32_bits[0]), _tf32_rne_values(tf32_bits[1])
+        operands += [(A_rne, B), (A, B_rne), (A_rne, B_rne)]
         notes.append("tf32 operands carry random bits below tf32 precision: truncation or RNE accepted")
 
     def accepted(Aa, Bb, Cc):
@@ -164,9 +168,9 @@ def run_intel_mma(
         ok = ok | ok_f
     with np.errstate(invalid="ignore"):
         err = np.where(np.isfinite(ref.value) & np.isfinite(actual), np.abs(actual - ref.value), 0.0)
-    v = compare(exp_bits, D_bits, acc_t, ok, "F", where, error=err, bound=bound)
+    v = compare(exp_bits, D_bits, acc_t, ok, "F", where, error=err, bound=bound, hint=hint)
     v.notes.extend(notes)
-    return RunResult(v, inputs, exp_bits, D_bits)
+    return v, exp_bits, ok
 
 
 def _onehot_hint(case, A, B, C, D_bits, acc_t):
