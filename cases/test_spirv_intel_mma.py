@@ -9,17 +9,23 @@
   built-in and the SPIR-V instruction, identical bits for identical inputs.
 * ``test_spirv_capability_rejected``: a device that does not report
   capability 6236 must refuse a module declaring it with a build error.
+* ``test_spirv_round_tf32``: OpRoundFToTF32INTEL (SPV_INTEL_tensor_float32_
+  conversion, capability 6425) on scalars and vectors of 2, 3, 4, 8, 16
+  floats, the data of the tf32 conversion built-ins, e.g.
+  ``test_spirv_round_tf32[roundtf32-w4-special]``.
 """
 
 import pytest
 
 from cts.families.spirv_intel import required_rows
+from cts.families.spirv_tf32 import spirv_tf32_round_cases
 from cts.plugin.spirv import spirv_cases
 from cts.runs.spirv import (
     crosscheck_cases,
     run_builtin_crosscheck,
     run_capability_rejection,
     run_spirv_intel_mma,
+    run_spirv_tf32_round,
 )
 
 
@@ -43,3 +49,9 @@ def test_spirv_capability_rejected(n, cts):
     if outcome == "skip":
         pytest.skip(msg)
     assert outcome == "pass", msg
+
+
+@pytest.mark.cts_cases.with_args(spirv_tf32_round_cases)
+def test_spirv_round_tf32(case, cts):
+    """OpRoundFToTF32INTEL: round to nearest even to tf32, per component."""
+    cts.check(case, run_spirv_tf32_round)

@@ -28,7 +28,7 @@ import numpy as np
 from cts.backends.base import CaseError, Unsupported
 from cts.backends.emu_words import unpack_words
 
-__all__ = ["SpirvEmulation", "SPIRV_FAULTS", "parse_mma_instruction"]
+__all__ = ["SpirvEmulation", "SPIRV_FAULTS", "TF32_ROUND_FAULTS", "parse_mma_instruction", "parse_round_tf32"]
 
 SPIRV_FAULTS: dict[str, str] = {
     "spirv_a_signed_ignored": "SPIR-V: MatrixASignedComponentsINTEL ignored (A read as unsigned)",
@@ -37,9 +37,15 @@ SPIRV_FAULTS: dict[str, str] = {
     "spirv_result_bf16_ignored": "SPIR-V: MatrixResultBFloat16INTEL ignored (Result written as a 16-bit integer)",
     "spirv_n_gt_k_as_n_lt_k": "SPIR-V: N > K matrix A mapping applied as the N <= K one",
 }
+TF32_ROUND_FAULTS: dict[str, str] = {
+    "spirv_tf32_round_ties_away": "OpRoundFToTF32INTEL: ties rounded away from zero, not to even",
+    "spirv_tf32_round_scalar_only": "OpRoundFToTF32INTEL on a vector: only component 0 rounded, "
+    "the others returned as they came",
+}
 
 _OP_TYPE_INT, _OP_TYPE_FLOAT, _OP_TYPE_VECTOR = 21, 22, 23
 _OP_CONSTANT, _OP_EXECUTION_MODE, _OP_MMA = 43, 16, 6237
+_OP_ROUND_TF32 = 6426  # OpRoundFToTF32INTEL (SPV_INTEL_tensor_float32_conversion)
 _MODE_SUBGROUP_SIZE = 35
 # value instructions whose word 1 is the result type and word 2 the result id
 _VALUE_OPS = {43, 44, 55, 61, 80, 81, 83, 113, 114, 115, 124}
@@ -101,6 +107,31 @@ def parse_mma_instruction(binary: bytes) -> dict:
     }
 
 
+def parse_round_tf32(binary: bytes) -> tuple[str, int, int]:
+    """(kind, bits, components) of the Result Type of the first
+    OpRoundFToTF32INTEL of a module."""
+    words = np.frombuffer(binary, dtype="<u4").tolist()
+    if len(words) < 5 or words[0] != 0x07230203:
+        raise CaseError("not a SPIR-V module (bad magic number)")
+    types: dict[int, tuple[str, int, int]] = {}
+    i = 5
+    while i < len(words):
+        wc, op = words[i] >> 16, words[i] & 0xFFFF
+        if wc == 0:
+            raise CaseError("malformed SPIR-V module (word count 0)")
+        w = words[i + 1 : i + wc]
+        if op == _OP_TYPE_FLOAT:
+            types[w[0]] = ("float", w[1], 1)
+        elif op == _OP_TYPE_INT:
+            types[w[0]] = ("int", w[1], 1)
+        elif op == _OP_TYPE_VECTOR:
+            types[w[0]] = (types[w[1]][0], types[w[1]][1], w[2])
+        elif op == _OP_ROUND_TF32:
+            return types[w[0]]
+        i += wc
+    raise CaseError("module has no OpRoundFToTF32INTEL")
+
+
 def _sext(v: np.ndarray, bits: int) -> np.ndarray:
     if v.dtype.kind in "ui" and bits in (8, 16, 32):  # the low bits, read as two's complement
         return v.astype(f"u{bits // 8}").view(f"i{bits // 8}").astype(np.int64)
@@ -126,7 +157,7 @@ def _float_of(raw: np.ndarray, fmt: str) -> np.ndarray:
 class SpirvEmulation:
     """``run_spirv_intel_mma`` for the emulator backend."""
 
-    FAULTS = SPIRV_FAULTS
+    FAULTS = {**SPIRV_FAULTS, **TF32_ROUND_FAULTS}
 
     def _spirv_module(self, case) -> bytes:
         from cts.kernels.spirv_intel import module_text
@@ -275,3 +306,33 @@ class SpirvEmulation:
             return "bf16" if lit >> bf16_bit & 1 else {16: "f16", 32: "f32"}[info[key][1]]
 
         return model_mma(self.model, A, B, C, a_type, fmt("C", _C_BF16), fmt("result", _R_BF16))
+
+    # --- OpRoundFToTF32INTEL ------------------------------------------------
+    def run_spirv_tf32_round(self, case, x: np.ndarray) -> np.ndarray:
+        """x float32 (items, width) -> the instruction's result, from the
+        module's own Result Type (components) and this device's rounding:
+        the 13 low mantissa bits dropped, the kept part rounded up past half
+        and on a tie when its last bit is odd; an all-ones exponent (inf,
+        NaN) kept, a NaN made quiet."""
+        from cts.kernels.spirv_tf32 import module_text
+        from cts.kernels.spirv_tools import assemble
+
+        kind, bits, comps = parse_round_tf32(assemble(module_text(case.width)))
+        x = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+        if (kind, bits) != ("float", 32) or comps != x.shape[1]:
+            raise CaseError(
+                f"OpRoundFToTF32INTEL result {comps} x {kind}{bits}, operands of {x.shape[1]} floats"
+            )
+        u = x.view(np.uint32)
+        keep, low = u >> np.uint32(13), u & np.uint32(0x1FFF)
+        if "spirv_tf32_round_ties_away" in self.faults:
+            up = low >= np.uint32(0x1000)
+        else:
+            up = (low > np.uint32(0x1000)) | ((low == np.uint32(0x1000)) & (keep & np.uint32(1) == 1))
+        rounded = (keep + up.astype(np.uint32)) << np.uint32(13)
+        special = (u & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
+        nan = special & ((u & np.uint32(0x7FFFFF)) != 0)
+        out = np.where(special, np.where(nan, (u | np.uint32(0x400000)) & np.uint32(0xFFFFE000), u), rounded)
+        if "spirv_tf32_round_scalar_only" in self.faults and comps > 1:
+            out[:, 1:] = u[:, 1:]
+        return out.astype(np.uint32).view(np.float32)

@@ -19,9 +19,16 @@ subgroup size is N (spec-digest 1.1, 3.5); the tf32 row needs
 
 Intel's CPU runtime reports neither (local-runtimes 2.0, 2.4): all cases
 skip there and the rejection test checks it refuses capability 6236.
+
+OpRoundFToTF32INTEL (family ``spirv_tf32_round``, capability 6425) runs
+where the device claims it (``unsupported_spirv_tf32_round``); elsewhere its
+cases skip naming the capability and what the runtime does with a module
+declaring it (Intel's CPU runtime builds it without claiming it).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -169,3 +176,83 @@ class SpirvOpenCL:
                 f"module ran with subgroup size {got} on {self.device_label}, not the SubgroupSize {N} it declares"
             )
         return out["d"].astype(np.uint64).reshape(S, N, M)
+
+    # --- OpRoundFToTF32INTEL (SPV_INTEL_tensor_float32_conversion) ----------
+    TF32_ROUND_ITEMS = 256
+
+    def unsupported_spirv_tf32_round(self, case) -> str | None:
+        """None where the device claims capability 6425: cl_khr_spirv_queries
+        lists it with SPV_INTEL_tensor_float32_conversion, or the device lists
+        cl_intel_subgroup_matrix_multiply_accumulate_tf32 (whose SPIR-V rules
+        make accepting it mandatory, spec-digest 1.5), or --assume-extension
+        names either (a prelude's cts-provides does not count: it cannot
+        change what a SPIR-V module gets).  Else the skip reason names the
+        capability and says what the runtime does with such a module."""
+        cached = getattr(self, "_tf32_round_reason", False)
+        if cached is not False:
+            return cached
+        from cts.backends import clquery
+        from cts.families.spirv_tf32 import TF32_CAPABILITY, TF32_SPV_EXTENSION
+
+        dev = self.describe()
+        il = clquery.il_version(self.device)
+        explicit = set(getattr(self, "assumed_explicit", ()))
+        caps = set(clquery.spirv_capabilities(self.device))
+        exts = set(clquery.spirv_extensions(self.device))
+        reason = None
+        if "SPIR-V" not in il:
+            reason = f"{dev.name} accepts no SPIR-V IL (CL_DEVICE_IL_VERSION {il!r})"
+        elif not (
+            (TF32_CAPABILITY in caps and TF32_SPV_EXTENSION in exts)
+            or TF32_EXTENSION in dev.extensions
+            or explicit & {"*", TF32_SPV_EXTENSION, TF32_EXTENSION}
+        ):
+            if "cl_khr_spirv_queries" in dev.extensions:
+                q = (
+                    f"cl_khr_spirv_queries lists {'' if TF32_CAPABILITY in caps else 'no '}capability 6425 "
+                    f"(TensorFloat32RoundingINTEL) and {'' if TF32_SPV_EXTENSION in exts else 'no '}"
+                    f"{TF32_SPV_EXTENSION}"
+                )
+            else:
+                q = "no cl_khr_spirv_queries to claim capability 6425 (TensorFloat32RoundingINTEL)"
+            reason = f"{dev.name}: {q}; no {TF32_EXTENSION}; {self._tf32_round_probe()}"
+        self._tf32_round_reason = reason
+        return reason
+
+    def _tf32_round_probe(self) -> str:
+        """What the runtime does with a module it was not told to accept."""
+        from cts.kernels.spirv_tf32 import module_text
+        from cts.kernels.spirv_tools import assemble
+
+        try:
+            self.build_program(il=assemble(module_text(1)))
+        except CaseError as e:
+            lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+            said = [x for x in lines if "6425" in x or "apabilit" in x or "nsupported" in x] or lines[-1:]
+            return f"the runtime refuses a module declaring it: {said[0][:300] if said else 'build failed'}"
+        return (
+            "the runtime builds a module declaring it all the same (no rejection); "
+            "--assume-extension SPV_INTEL_tensor_float32_conversion runs these cases on it"
+        )
+
+    def kernel_source_spirv_tf32_round(self, case, subgroups: int = 0) -> KernelSource:
+        from cts.kernels.spirv_tf32 import ENTRY_POINT, module_text
+        from cts.kernels.spirv_tools import assemble
+
+        return KernelSource(
+            entry=ENTRY_POINT,
+            il=assemble(module_text(case.width)),
+            global_size=(self.TF32_ROUND_ITEMS,),
+            local_size=None,
+            args=("x", "y"),
+            arg_types=("uint32", "uint32"),
+            notes=(f"OpRoundFToTF32INTEL on {case.width} float(s) per work-item; x, y as raw bits",),
+        )
+
+    def run_spirv_tf32_round(self, case, x: np.ndarray) -> np.ndarray:
+        """x float32 (items, width) -> the rounded float32 (items, width)."""
+        x = np.ascontiguousarray(np.asarray(x, dtype=np.float32))
+        ks = self.kernel_source_spirv_tf32_round(case)
+        ks = replace(ks, global_size=(x.shape[0],))
+        out = self.run_kernel(ks, {"x": x.view(np.uint32).reshape(-1)}, {"y": (np.uint32, x.size)})
+        return out["y"].view(np.float32).reshape(x.shape)

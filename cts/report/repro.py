@@ -55,7 +55,14 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
         "cts.runs.spirv:run_spirv_intel_mma",
         "test_spirv_intel_mma",
     ),
+    "spirv_tf32_round": (
+        "cts.families.spirv_tf32:spirv_tf32_round_cases",
+        "cts.runs.spirv:run_spirv_tf32_round",
+        "test_spirv_round_tf32",
+    ),
 }
+# families whose test lives in another family's module (cases/test_<module>.py)
+TEST_MODULE = {"spirv_tf32_round": "spirv_intel_mma"}
 
 
 def _load(ref: str):
@@ -243,7 +250,7 @@ def write_bundle(
         "verdict_on_made_on": v.summary(),
         "kernel": kernel,
         "inputs": sorted(f"{k}.npy" for k in result.inputs),
-        "rerun": f"pytest 'cases/test_{fam}.py::{FAMILIES[fam][2]}[{case.id}]' --seed {seed}",
+        "rerun": f"pytest 'cases/test_{TEST_MODULE.get(fam, fam)}.py::{FAMILIES[fam][2]}[{case.id}]' --seed {seed}",
     }
     (out / "case.json").write_text(json.dumps(meta, indent=2, default=str), encoding="utf-8")
     lines = [f"{fam}[{case.id}] on {dev.get('name')}: {v.summary()}"] + [

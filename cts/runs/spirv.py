@@ -16,8 +16,9 @@ import numpy as np
 
 from cts.check import Verdict, compare
 from reference import layout
-from reference.data import case_rng, mma_operands
+from reference.data import case_rng, mma_operands, tf32_convert_inputs
 from reference.dtypes import etype
+from reference.intel import round_f_to_tf32
 from reference.mma import mma_float, mma_int
 from reference.tolerance import (
     PROFILES,
@@ -37,10 +38,13 @@ __all__ = [
     "crosscheck_cases",
     "run_builtin_crosscheck",
     "run_capability_rejection",
+    "run_spirv_tf32_round",
     "SUBGROUPS_PER_CASE",
+    "TF32_ROUND_ITEMS",
 ]
 
 SUBGROUPS_PER_CASE = 32
+TF32_ROUND_ITEMS = 256  # work-items of an OpRoundFToTF32INTEL case, one operand each
 
 
 @dataclass
@@ -273,3 +277,21 @@ def run_capability_rejection(backend, sg: int) -> tuple[str, str]:
         f"device built a module declaring capability 6236 (SubgroupMatrixMultiplyAccumulateINTEL) "
         f"although {reason}"
     )
+
+
+# ------------------------------------------------------ OpRoundFToTF32INTEL
+def run_spirv_tf32_round(case, backend, seed: int, items: int = TF32_ROUND_ITEMS) -> SpirvRunResult:
+    """OpRoundFToTF32INTEL on ``items`` operands of ``case.width`` floats:
+    the data of the tf32 conversion built-ins (``tf32_convert_inputs``),
+    judged bit for bit against ``reference.intel.round_f_to_tf32`` (Rule T:
+    any NaN for a NaN)."""
+    rng = case_rng(seed, f"{case.family}[{case.id}]")
+    x = tf32_convert_inputs(case.tier, (items, case.width), rng)
+    y = np.asarray(backend.run(case, x=x), dtype=np.float32).reshape(x.shape)
+    exp = round_f_to_tf32(x)
+    t = etype("f32")
+    eb = exp.view(np.uint32).astype(np.uint64)[None]
+    ab = y.view(np.uint32).astype(np.uint64)[None]
+    ok = (eb == ab) | (np.isnan(exp) & np.isnan(y))[None]
+    v = compare(eb, ab, t, ok, "T", lambda s, r, c: (r, c))  # element (item r, component c)
+    return SpirvRunResult(v, {"x": x}, eb[0], ab[0])
