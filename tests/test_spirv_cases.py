@@ -6,6 +6,7 @@ environment list of cl_intel_subgroup_matrix_multiply_accumulate >= 1.1.0
 and its _tf32 companion), not computed by the generator.
 """
 
+import dataclasses
 from collections import Counter
 
 import pytest
@@ -65,7 +66,8 @@ def test_flag_values_match_the_spec_table():
 
 
 def test_required_set_is_the_92_combinations():
-    cases = spirv_intel_cases(("exact",))
+    every = spirv_intel_cases(("exact",))
+    cases = [c for c in every if c.kdim == "const"]
     assert len(cases) == 92
     assert Counter(c.sg for c in cases if c.a != "tf32") == {8: 40, 16: 48}
     assert sum(c.a == "tf32" for c in cases) == 4
@@ -74,6 +76,10 @@ def test_required_set_is_the_92_combinations():
         assert c.literal == GOLDEN[_key(c)], c.id
         assert c.M in (1, 2, 4, 8)
     assert len({c.id for c in cases}) == 92
+    # each again with K Dim an OpSpecConstant set at build time (issue 23 item 3)
+    spec = [c for c in every if c.kdim == "spec"]
+    assert sorted(c.id.replace("-kspec-", "-") for c in spec) == sorted(c.id for c in cases)
+    assert len(every) == 184
 
 
 def test_ids_carry_the_literal():
@@ -83,6 +89,7 @@ def test_ids_carry_the_literal():
     assert "n16-k16-lit0xc00-M4-cf16_rf16-random" in ids
     assert "n16-k8-lit0x300-M8-special" in ids
     assert "n8-k64-lit0xc3-M1-onehot" in ids
+    assert "n16-k16-lit0xc00-M4-cf16_rf16-kspec-random" in ids and "n8-k32-lit0x33-M2-kspec-exact" in ids
 
 
 def test_register_shapes_of_the_required_rows():
@@ -101,7 +108,7 @@ def test_extended_set_is_disjoint_and_well_defined():
     ext = extended_rows()
     assert ext and not req & {tuple(sorted(r.items())) for r in ext}
     cases = spirv_intel_cases(("exact",), extended=True)
-    assert sum(c.level == "extended" for c in cases) == len(cases) - 92
+    assert sum(c.level == "extended" for c in cases) == len(cases) - 184
     assert {c.sg for c in cases if c.level == "extended"} == {4, 8, 16, 32}
     assert len({c.id for c in cases}) == len(cases)
     for c in cases:
@@ -119,10 +126,11 @@ def test_operand_literal_composition():
     assert operand_literal("bf16", "bf16", "f32", "bf16") == 0x3008
 
 
-def _modules(extended):
+def _modules(extended, kdim="const"):
     seen = {}
     for c in spirv_intel_cases(("exact",), extended=extended):
-        seen.setdefault(c.module_key, c)
+        if c.kdim == kdim:
+            seen.setdefault(c.module_key, c)
     return list(seen.values())
 
 
@@ -142,6 +150,30 @@ def test_every_module_validates_and_encodes_its_case(extended):
         assert (info["K"], info["N"], info["result"][2]) == (c.k, c.sg, c.M), c.id
         assert info["A"][1:] == (c.a_container_bits, c.a_comps), c.id
         assert info["B"][1:] == (32, c.b_comps), c.id
+        assert info["K_spec_id"] is None
+
+
+def test_spec_constant_modules_validate_and_leave_k_to_the_build():
+    """K Dim from OpSpecConstant (SpecId K_SPEC_ID, default 0): spirv-val
+    accepts it as the constant instruction the instruction wants, and the
+    build's specialization is the case's K; nothing else differs."""
+    from cts.kernels.spirv_intel import K_SPEC_DEFAULT, K_SPEC_ID, specialization
+
+    cases = _modules(False, "spec")
+    binaries = assemble_many((module_text(c) for c in cases), fresh=True)
+    assert len(binaries) == 92 and K_SPEC_DEFAULT == 0
+    for c, spv in zip(cases, binaries):
+        info = parse_mma_instruction(spv)
+        assert (info["K"], info["K_spec_id"], info["literal"]) == (0, K_SPEC_ID, c.literal), c.id
+        assert specialization(c) == {K_SPEC_ID: c.k}
+        const = module_text(dataclasses.replace(c, kdim="const"))
+        spec = module_text(c)
+        assert (
+            spec.replace(f"OpSpecConstant %uint {K_SPEC_DEFAULT}", f"OpConstant %uint {c.k}").replace(
+                f"OpDecorate %u_k SpecId {K_SPEC_ID}\n", ""
+            )
+            == const
+        ), c.id
 
 
 def test_validator_really_checks():

@@ -176,3 +176,14 @@ def test_faults_are_caught_where_they_apply(catches):
         "lit0x300c" in c for c in catches["spirv_c_bf16_ignored"] + catches["spirv_result_bf16_ignored"]
     )
     assert all("lit0x300-" in c for c in catches["spirv_n_gt_k_as_n_lt_k"])
+
+
+def test_the_spec_constant_fault_is_caught_only_by_the_kspec_cases(catches):
+    """spirv_spec_constant_default (the values set at build time ignored):
+    every K Dim OpSpecConstant case fails but the M = 1 rounding cases, whose
+    half-ulp products stay inside Rule F (SPV_INTEL leaves the precision
+    open); no case with K Dim an OpConstant fails."""
+    caught = set(catches["spirv_spec_constant_default"])
+    kspec = {c.id for c in all_cases() if c.kdim == "spec"}
+    assert caught <= kspec
+    assert all("-M1-" in c and c.endswith("-rounding") for c in kspec - caught), sorted(kspec - caught)

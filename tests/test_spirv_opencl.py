@@ -141,13 +141,18 @@ def test_cases_skip_with_the_capability_reason(opencl):
         SpirvMmaCase(16, 16, 2, "f16", "f16", "f16", "f16", "random"),
         SpirvMmaCase(16, 8, 8, "tf32", "tf32", "f32", "f32", "random"),
         SpirvMmaCase(4, 32, 2, "i8", "u8", "i32", "i32", "random", "extended"),
+        SpirvMmaCase(8, 32, 4, "i8", "i8", "i32", "i32", "random", kdim="spec"),
+        SpirvMmaCase(16, 8, 8, "tf32", "tf32", "f32", "f32", "random", kdim="spec"),
     ],
     ids=lambda c: c.id,
 )
 def test_module_plumbing_with_the_control_kernel(opencl, case):
     """The generated kernel minus the instruction (Result = C) on the real
     driver: every invocation finds its operands and writes its Result where
-    the host expects them, under the declared SubgroupSize."""
+    the host expects them, under the declared SubgroupSize.  With K Dim an
+    OpSpecConstant the control adds K Dim - K to the stored subgroup size:
+    the driver applied the value set before the build
+    (clSetProgramSpecializationConstant)."""
     if case.sg not in opencl.describe().subgroup_sizes:
         pytest.skip(f"subgroup size {case.sg} not supported")
     ks = opencl.kernel_source_spirv_intel_mma(case, 6)
@@ -165,3 +170,23 @@ def test_module_plumbing_with_the_control_kernel(opencl, case):
     )
     assert (out["sgsize"] == case.sg).all()
     assert (out["d"].astype(np.uint64) == ops["c_regs"].reshape(-1)).all()
+
+
+def test_an_unset_specialization_constant_keeps_its_default(opencl):
+    """The control's check is not vacuous: built without the value set, K Dim
+    is its default 0 and every stored subgroup size is off by -K."""
+    case = SpirvMmaCase(8, 32, 4, "i8", "i8", "i32", "i32", "random", kdim="spec")
+    if case.sg not in opencl.describe().subgroup_sizes:
+        pytest.skip(f"subgroup size {case.sg} not supported")
+    ks = opencl.kernel_source_spirv_intel_mma(case, 2)
+    assert ks.spec_constants == ((1, 32),)
+    ks = dataclasses.replace(ks, il=assemble(control_module_text(case)), spec_constants=())
+    ops = case_registers(case, 3, 2)
+    dt = [np.dtype(t) for t in ks.arg_types]
+    out = opencl.run_kernel(
+        ks,
+        {"a": ops["a_regs"].astype(dt[0]).reshape(-1), "b": ops["b_regs"].astype(dt[1]).reshape(-1),
+         "c": ops["c_regs"].astype(dt[2]).reshape(-1)},
+        {"d": (dt[3], ops["c_regs"].size), "sgsize": (np.uint32, 2 * case.sg)},
+    )  # fmt: skip
+    assert (out["sgsize"] == np.uint32((case.sg - case.k) % 2**32)).all()

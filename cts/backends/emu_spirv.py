@@ -5,8 +5,10 @@ assembled words (the same bytes an OpenCL device gets), finds
 OpSubgroupMatrixMultiplyAccumulateINTEL (opcode 6237) and takes everything
 from there (spec-digest 3.2-3.4, seed 003):
 
-* M from the Result Type's component count, K from the K Dim constant, N
-  from the module's SubgroupSize execution mode;
+* M from the Result Type's component count, K from the K Dim constant (an
+  OpSpecConstant takes the value set for its SpecId at build time, the
+  case's ``specialization``, else its default), N from the module's
+  SubgroupSize execution mode; K Dim 0 is an empty product (Result = C);
 * element types and signedness from the bits of the operand literal, decoded
   generically: the B-side flag of each A-side flag is the next bit up
   (0x1/0x2 signed, 0x10/0x20 int8, 0x40/0x80 int4, 0x100/0x200 tf32,
@@ -36,6 +38,8 @@ SPIRV_FAULTS: dict[str, str] = {
     "spirv_c_bf16_ignored": "SPIR-V: MatrixCBFloat16INTEL ignored (C read as a 16-bit integer)",
     "spirv_result_bf16_ignored": "SPIR-V: MatrixResultBFloat16INTEL ignored (Result written as a 16-bit integer)",
     "spirv_n_gt_k_as_n_lt_k": "SPIR-V: N > K matrix A mapping applied as the N <= K one",
+    "spirv_spec_constant_default": "SPIR-V: specialization constants keep their default (the values set "
+    "at build time ignored; K Dim of the kspec modules is 0)",
 }
 TF32_ROUND_FAULTS: dict[str, str] = {
     "spirv_tf32_round_ties_away": "OpRoundFToTF32INTEL: ties rounded away from zero, not to even",
@@ -45,10 +49,11 @@ TF32_ROUND_FAULTS: dict[str, str] = {
 
 _OP_TYPE_INT, _OP_TYPE_FLOAT, _OP_TYPE_VECTOR = 21, 22, 23
 _OP_CONSTANT, _OP_EXECUTION_MODE, _OP_MMA = 43, 16, 6237
+_OP_SPEC_CONSTANT, _OP_DECORATE, _DECORATION_SPEC_ID = 50, 71, 1
 _OP_ROUND_TF32 = 6426  # OpRoundFToTF32INTEL (SPV_INTEL_tensor_float32_conversion)
 _MODE_SUBGROUP_SIZE = 35
 # value instructions whose word 1 is the result type and word 2 the result id
-_VALUE_OPS = {43, 44, 55, 61, 80, 81, 83, 113, 114, 115, 124}
+_VALUE_OPS = {43, 44, 50, 55, 61, 80, 81, 83, 113, 114, 115, 124}
 
 # bit index of each A-side meaning; the B-side bit is one higher
 _SIGNED, _INT8, _INT4, _TF32, _F16, _BF16 = 0, 4, 6, 8, 10, 12
@@ -65,6 +70,7 @@ def parse_mma_instruction(binary: bytes) -> dict:
         raise CaseError("not a SPIR-V module (bad magic number)")
     types: dict[int, tuple[str, int, int]] = {}
     consts: dict[int, int] = {}
+    spec_ids: dict[int, int] = {}  # result id -> SpecId
     value_type: dict[int, int] = {}
     sg = None
     mma = None
@@ -86,8 +92,10 @@ def parse_mma_instruction(binary: bytes) -> dict:
             sg = w[2]
         elif op == _OP_MMA and mma is None:
             mma = w
-        if op == _OP_CONSTANT:
+        if op in (_OP_CONSTANT, _OP_SPEC_CONSTANT):
             consts[w[1]] = w[2]
+        if op == _OP_DECORATE and w[1] == _DECORATION_SPEC_ID:
+            spec_ids[w[0]] = w[2]
         if op in _VALUE_OPS:
             value_type[w[1]] = w[0]
         i += wc
@@ -96,9 +104,12 @@ def parse_mma_instruction(binary: bytes) -> dict:
     if sg is None:
         raise Unsupported("module has no SubgroupSize execution mode: the emulator needs N")
     rtype, _, k_id, a_id, b_id, c_id = mma[:6]
+    if k_id not in consts:
+        raise CaseError("K Dim of OpSubgroupMatrixMultiplyAccumulateINTEL is no scalar constant")
     return {
         "result": types[rtype],
         "K": consts[k_id],
+        "K_spec_id": spec_ids.get(k_id),
         "A": types[value_type[a_id]],
         "B": types[value_type[b_id]],
         "C": types[value_type[c_id]],
@@ -278,11 +289,14 @@ class SpirvEmulation:
         if key not in elements:
             elements[key] = (self._spv_element(lit, 0, info["A"]), self._spv_element(lit, 1, info["B"]))
         ea, eb = elements[key]
+        info = self._specialized(case, info)
+        C = self._spv_accumulator(np.asarray(c), info, lit)
+        if info["K"] == 0:  # an empty product: Result = C
+            return self._spv_result(C + 0, info, lit)
         A = self._spv_matrix_a(np.asarray(a), info, ea)
         B = self._spv_matrix_b(np.asarray(b), info, eb)
         if A.shape[2] != B.shape[1]:
             raise CaseError(f"A gives {A.shape[2]} columns but B {B.shape[1]} rows (K Dim {info['K']})")
-        C = self._spv_accumulator(np.asarray(c), info, lit)
         if ea[0] == "int" and eb[0] == "int":
             from cts.backends.emulator import int_matmul
 
@@ -296,6 +310,18 @@ class SpirvEmulation:
 
             D = float_mad(A, B, C)
         return self._spv_result(D, info, lit)
+
+    def _specialized(self, case, info: dict) -> dict:
+        """The instruction with K Dim specialised as the build sets it
+        (``cts.kernels.spirv_intel.specialization``), unless this device
+        ignores the values set (fault spirv_spec_constant_default)."""
+        sid = info.get("K_spec_id")
+        if sid is None or "spirv_spec_constant_default" in self.faults:
+            return info
+        from cts.kernels.spirv_intel import specialization
+
+        values = specialization(case)
+        return {**info, "K": values[sid]} if sid in values else info
 
     def _spv_modelled(self, A, B, C, a_type: str, info: dict, lit: int) -> np.ndarray:
         """The float MMA through the emulator's device model (as the Intel

@@ -323,12 +323,23 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
         h.update(blob)
         return h.hexdigest()
 
-    def build_program(self, source: str | None = None, il: bytes | None = None, options: str = ""):
-        """Build (or fetch from the caches) a program for this device."""
+    def build_program(
+        self,
+        source: str | None = None,
+        il: bytes | None = None,
+        options: str = "",
+        spec_constants: tuple[tuple[int, int], ...] = (),
+    ):
+        """Build (or fetch from the caches) a program for this device;
+        ``spec_constants``: (SpecId, uint32 value) set before an IL build."""
         cl = self.cl
         if (source is None) == (il is None):
             raise ValueError("build_program needs exactly one of source= or il=")
+        if spec_constants and il is None:
+            raise ValueError("specialization constants need an IL program")
         kind, blob = ("src", source.encode()) if source is not None else ("il", bytes(il))
+        if spec_constants:  # part of what the binary is
+            kind += "+spec " + " ".join(f"{i}={v}" for i, v in sorted(spec_constants))
         key = self._cache_key(kind, blob, options)
         hit = self._programs.get(key)
         if hit is not None:
@@ -354,6 +365,8 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
                         prg = cl.Program(cl._cl._Program(self.ctx, source))
                     else:
                         prg = cl.Program(self.ctx, bytes(il))
+                        for spec_id, value in spec_constants:
+                            prg._prg.set_specialization_constant(int(spec_id), np.uint32(value).tobytes())
                     prg.build(options=options)
                 except cl.Error as e:
                     self.stats.build_failures += 1
@@ -388,7 +401,9 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
         """Build ``ks``, bind ``ks.args`` by name (inputs: arrays copied to the
         device; outputs: ``(dtype, count)`` allocated), launch, read back."""
         cl = self.cl
-        prg = self.build_program(source=ks.source, il=ks.il, options=ks.options)
+        prg = self.build_program(
+            source=ks.source, il=ks.il, options=ks.options, spec_constants=ks.spec_constants
+        )
         mf = cl.mem_flags
         bufs, host = [], {}
         t0 = time.perf_counter()

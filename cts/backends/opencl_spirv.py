@@ -133,10 +133,11 @@ class SpirvOpenCL:
     # --- kernel -------------------------------------------------------------
     def kernel_source_spirv_intel_mma(self, case, subgroups: int) -> KernelSource:
         """The validated module, one subgroup per work-group."""
-        from cts.kernels.spirv_intel import ENTRY_POINT, module_text
+        from cts.kernels.spirv_intel import ENTRY_POINT, module_text, specialization
         from cts.kernels.spirv_tools import assemble
 
         il = assemble(module_text(case))  # tool failure: HarnessError, never the device's
+        spec = tuple(sorted(specialization(case).items()))
         N = case.sg
         kinds = (case.a_container_bits, 32, case.c_container_bits, case.result_container_bits, 32)
         return KernelSource(
@@ -149,7 +150,9 @@ class SpirvOpenCL:
             notes=(
                 f"OpSubgroupMatrixMultiplyAccumulateINTEL, operands {case.literal:#x}, N={N} K={case.k} M={case.M}",
                 "buffers hold raw container bits; invocation idx = (WorkgroupId.x*NumSubgroups+SubgroupId)*N+lid",
-            ),
+            )
+            + ((f"K Dim: OpSpecConstant, SpecId/value set before the build: {spec}",) if spec else ()),
+            spec_constants=spec,
         )
 
     def run_spirv_intel_mma(self, case, a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:

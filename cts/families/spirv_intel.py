@@ -12,6 +12,14 @@ still define exactly: subgroup sizes 4 and 32, other K for the same element
 types (the general N < K packing and N > K interleaving), and the mixed
 C / Result precisions of the float types.
 
+Axis ``kdim``: K Dim "must come from a constant instruction with scalar
+32-bit integer type" (seed 003); SPIR-V 2.2.1 counts OpSpec* instructions
+as constant instructions.  Every combination runs with K Dim an OpConstant
+(``const``, the ids without the axis) and an OpSpecConstant whose value is
+set when the program is built (``spec``, ``-kspec`` in the id).  The operand
+literal is a literal operand, not an <id>, so the flags can never be
+specialization constants: no such case exists to make.
+
 This module is the case *generator*: it turns element types into flag bits
 through ``FLAG`` below.  The emulator (``cts.backends.emu_spirv``) decodes
 the literal from its bits with its own code and shares nothing with it.
@@ -35,11 +43,13 @@ __all__ = [
     "SPIRV_EXTENSION",
     "SPIRV_CAPABILITY",
     "M_VALUES",
+    "KDIM_VALUES",
 ]
 
 SPIRV_EXTENSION = "SPV_INTEL_subgroup_matrix_multiply_accumulate"
 SPIRV_CAPABILITY = 6236  # SubgroupMatrixMultiplyAccumulateINTEL
 M_VALUES = (1, 2, 4, 8)
+KDIM_VALUES = ("const", "spec")  # K Dim: OpConstant, or OpSpecConstant set at build time
 
 # Matrix Multiply Accumulate Operands (spec-digest 3.2 / seed 003), by name.
 FLAG = {
@@ -109,6 +119,7 @@ class SpirvMmaCase:
     tier: str
     level: str = "required"  # or "extended"
     family: str = "spirv_intel_mma"
+    kdim: str = "const"  # K Dim an OpConstant, or "spec": an OpSpecConstant set at build time
 
     @property
     def literal(self) -> int:
@@ -131,12 +142,13 @@ class SpirvMmaCase:
     @property
     def id(self) -> str:
         acc = "" if self.default_acc else f"-c{self.c}_r{self.result}"
-        return f"n{self.sg}-k{self.k}-lit{self.literal:#x}-M{self.M}{acc}-{self.tier}"
+        kdim = "" if self.kdim == "const" else f"-k{self.kdim}"
+        return f"n{self.sg}-k{self.k}-lit{self.literal:#x}-M{self.M}{acc}{kdim}-{self.tier}"
 
     @property
     def module_key(self) -> tuple:
         """Everything the SPIR-V module depends on (not the tier)."""
-        return (self.sg, self.k, self.M, self.a, self.b, self.c, self.result)
+        return (self.sg, self.k, self.M, self.a, self.b, self.c, self.result, self.kdim)
 
     @property
     def spec_row(self) -> str:
@@ -159,6 +171,7 @@ class SpirvMmaCase:
             "types": f"{self.a}_{self.b}",
             "acc": f"{self.c}_{self.result}",
             "level": self.level,
+            "kdim": self.kdim,
             "tier": self.tier,
         }
 
@@ -302,7 +315,7 @@ def spirv_intel_all_cases(tiers: tuple[str, ...]) -> list[SpirvMmaCase]:
 
 
 def spirv_intel_cases(tiers: tuple[str, ...], extended: bool = False) -> list[SpirvMmaCase]:
-    """Required rows x M x tiers (+ the extended rows when ``extended``)."""
+    """Required rows x M x K Dim form x tiers (+ the extended rows when ``extended``)."""
     levels = [("required", required_rows())]
     if extended:
         levels.append(("extended", extended_rows()))
@@ -313,7 +326,8 @@ def spirv_intel_cases(tiers: tuple[str, ...], extended: bool = False) -> list[Sp
             .expand_many(lambda p, rows=rows: rows)
             .combine("M", M_VALUES)
             .filter(lambda p: well_defined(p.sg, p.k, p.a, p.b, p.M))
+            .combine("kdim", KDIM_VALUES)
             .expand("tier", lambda p: _tiers_for(p.result, tiers))
         )
-        out += [SpirvMmaCase(p.sg, p.k, p.M, p.a, p.b, p.c, p.result, p.tier, level) for p in sp]
+        out += [SpirvMmaCase(p.sg, p.k, p.M, p.a, p.b, p.c, p.result, p.tier, level, kdim=p.kdim) for p in sp]
     return out

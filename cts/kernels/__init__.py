@@ -27,6 +27,8 @@ class KernelSource:
     * ``args``: kernel argument names in order; ``arg_types``: the host numpy
       dtype of each buffer argument (e.g. ``"uint32"``), same order.
     * ``notes``: free text for a human reading a bundle (pairing, layout).
+    * ``spec_constants``: (SpecId, 32-bit value) pairs to set before building
+      an IL kernel (OpenCL clSetProgramSpecializationConstant).
     """
 
     entry: str
@@ -38,6 +40,7 @@ class KernelSource:
     args: tuple[str, ...] = ()
     arg_types: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    spec_constants: tuple[tuple[int, int], ...] = ()
 
     @property
     def language(self) -> str:

@@ -19,6 +19,15 @@ Tokens: capability SubgroupMatrixMultiplyAccumulateINTEL (6236), opcode 6237,
 extension string and operand literal (spec-digest 3.1, 3.2; seed 003).
 Execution mode SubgroupSize N (SubgroupDispatch) fixes N, which the
 instruction takes from the subgroup (spec-digest 3.3).
+
+K Dim "must come from a constant instruction" (seed 003), which SPIR-V 2.2.1
+defines to include the specialization constants: with ``case.kdim == "spec"``
+it is ``OpSpecConstant %uint 0`` decorated ``SpecId K_SPEC_ID``, and the
+case's K is set at build time (``specialization(case)``: OpenCL
+clSetProgramSpecializationConstant, the emulator's own reading).  The
+default 0 is never the right K, so a device that builds without the value
+set computes an empty product.  The operand literal (the flags) is a literal
+operand, not an <id>: it cannot be a specialization constant.
 """
 
 from __future__ import annotations
@@ -26,10 +35,34 @@ from __future__ import annotations
 from dataclasses import replace
 from functools import cache
 
-__all__ = ["module_text", "control_module_text", "ENTRY_POINT", "SPIRV_VERSION"]
+__all__ = [
+    "module_text",
+    "control_module_text",
+    "specialization",
+    "k_dim_operand",
+    "ENTRY_POINT",
+    "SPIRV_VERSION",
+    "K_SPEC_ID",
+    "K_SPEC_DEFAULT",
+]
 
 ENTRY_POINT = "smma"
 SPIRV_VERSION = "spv1.2"  # SubgroupDispatch / SubgroupSize need 1.1; OpenCL 2.2 level
+K_SPEC_ID = 1  # SpecId of K Dim in the kdim="spec" modules
+K_SPEC_DEFAULT = 0  # its default: never a K of a case (an empty product)
+
+
+def k_dim_operand(case) -> tuple[int, int | None]:
+    """(value or default, SpecId or None) of the module's K Dim constant."""
+    if getattr(case, "kdim", "const") == "spec":
+        return K_SPEC_DEFAULT, K_SPEC_ID
+    return case.k, None
+
+
+def specialization(case) -> dict[int, int]:
+    """SpecId -> 32-bit value to set before the build (empty: nothing to set)."""
+    return {K_SPEC_ID: case.k} if getattr(case, "kdim", "const") == "spec" else {}
+
 
 _INT_NAMES = {8: "uchar", 16: "ushort", 32: "uint", 64: "ulong"}
 _FLOAT_NAMES = {16: "half", 32: "float"}
@@ -74,7 +107,7 @@ def _operand_types(case) -> dict[str, tuple[str, int, int]]:
     }
 
 
-def _header(types: dict, sg: int, with_mma: bool) -> list[str]:
+def _header(types: dict, sg: int, with_mma: bool, spec_k: bool = False) -> list[str]:
     used = {(k, b) for k, b, _ in types.values()} | {("int", 32), ("int", 64)}
     comps = {n for _, _, n in types.values()}
     caps = ["Addresses", "Kernel", "Int64", "SubgroupDispatch"]
@@ -105,6 +138,8 @@ def _header(types: dict, sg: int, with_mma: bool) -> list[str]:
         ("bi_sgsize", "SubgroupSize"),
     ):
         lines += [f"OpDecorate %{var} BuiltIn {name}", f"OpDecorate %{var} Constant"]
+    if spec_k:
+        lines.append(f"OpDecorate %u_k SpecId {K_SPEC_ID}")
     return lines
 
 
@@ -152,7 +187,12 @@ def _body(types: dict, case, with_mma: bool) -> list[str]:
     biggest = max(n for _, _, n in types.values())
     consts = [f"%ul_{j} = OpConstant %ulong {j}" for j in range(biggest)]
     consts += [f"%ul_n{x} = OpConstant %ulong {types[x][2]}" for x in "ABCR"]
-    consts += [f"%ul_sg = OpConstant %ulong {case.sg}", f"%u_k = OpConstant %uint {case.k}"]
+    k_value, spec_id = k_dim_operand(case)
+    k_op = "OpConstant" if spec_id is None else "OpSpecConstant"
+    consts += [f"%ul_sg = OpConstant %ulong {case.sg}", f"%u_k = {k_op} %uint {k_value}"]
+    check_k = spec_id is not None and not with_mma  # control: sgsize += K - case.k (0 once specialised)
+    if check_k:
+        consts.append(f"%u_kwant = OpConstant %uint {case.k}")
     lines = consts + [
         "%bi_wgid = OpVariable %p_in_v3ulong Input",
         "%bi_nsg = OpVariable %p_in_uint Input",
@@ -180,8 +220,15 @@ def _body(types: dict, case, with_mma: bool) -> list[str]:
         "%t2 = OpIMul %ulong %t1 %ul_sg",
         "%idx = OpIAdd %ulong %t2 %lid",
         "%ps = OpInBoundsPtrAccessChain %p_uint %arg_S %idx",
-        "OpStore %ps %sgs32 Aligned 4",
     ]
+    if check_k:
+        lines += [
+            "%kdiff = OpISub %uint %u_k %u_kwant",
+            "%sgs_out = OpIAdd %uint %sgs32 %kdiff",
+            "OpStore %ps %sgs_out Aligned 4",
+        ]
+    else:
+        lines.append("OpStore %ps %sgs32 Aligned 4")
     for x in "ABC":
         lines.append(f"%base_{x} = OpIMul %ulong %idx %ul_n{x}")
         lines += _load(x, *types[x], f"base_{x}")
@@ -221,7 +268,7 @@ def _module_text(case) -> str:
     types = _operand_types(case)
     lines = (
         [f"; {case.spec_row}"]
-        + _header(types, case.sg, True)
+        + _header(types, case.sg, True, k_dim_operand(case)[1] is not None)
         + _type_section(types)
         + _body(types, case, True)
     )
@@ -232,9 +279,14 @@ def control_module_text(case, declare_capability: bool = False) -> str:
     """The same kernel without the instruction (Result = C).  With
     ``declare_capability`` it still declares capability 6236 and the
     extension: a device that does not support them must refuse to build it
-    (the rejection test), while the plain control must build anywhere."""
+    (the rejection test), while the plain control must build anywhere.  With
+    K Dim a specialization constant, each invocation stores its subgroup size
+    plus (K Dim - case.k): the size itself once the build set K."""
     types = _operand_types(case)
     if types["R"] != types["C"]:
         raise ValueError("control module needs C and Result of one type")
-    lines = _header(types, case.sg, declare_capability) + _type_section(types) + _body(types, case, False)
+    spec_k = k_dim_operand(case)[1] is not None
+    lines = (
+        _header(types, case.sg, declare_capability, spec_k) + _type_section(types) + _body(types, case, False)
+    )
     return "\n".join(lines) + "\n"

@@ -178,7 +178,16 @@ def _kernel(backend, case, subgroups: int, inputs: dict, out: Path, prelude: str
     if getattr(ks, "source", None):
         (out / "kernel.cl").write_text(ks.source, encoding="utf-8")
         info["source_file"] = "kernel.cl"
-    for key in ("entry", "options", "global_size", "local_size", "args", "arg_types", "notes"):
+    for key in (
+        "entry",
+        "options",
+        "global_size",
+        "local_size",
+        "args",
+        "arg_types",
+        "notes",
+        "spec_constants",
+    ):
         v = getattr(ks, key, None)
         info[key] = list(v) if isinstance(v, tuple) else v
     info["inputs"] = {a: INPUT_FILES[a] + ".npy" for a in info.get("args") or () if a in INPUT_FILES}

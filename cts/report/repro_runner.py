@@ -124,6 +124,8 @@ def run_on_device(meta, device):
     q = cl.CommandQueue(ctx)
     if k.get("il_file"):
         prg = cl.Program(ctx, (HERE / k["il_file"]).read_bytes())
+        for spec_id, value in k.get("spec_constants") or ():  # clSetProgramSpecializationConstant
+            prg._prg.set_specialization_constant(int(spec_id), np.uint32(value).tobytes())
     else:
         prg = cl.Program(ctx, (HERE / k["source_file"]).read_text())
     try:
