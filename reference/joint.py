@@ -155,12 +155,15 @@ def _rows_view(mem: np.ndarray, rows: int, cols: int, stride: int) -> np.ndarray
     return np.ndarray((S, rows, cols), mem.dtype, mem, 0, (size * item, stride * item, item))
 
 
-def store_image(mem: np.ndarray, X: np.ndarray, layout: str, f: int, stride: int) -> np.ndarray:
+def store_image(
+    mem: np.ndarray, X: np.ndarray, layout: str, f: int, stride: int, in_place: bool = False
+) -> np.ndarray:
     """Memory after storing X (S, R, C) at offset 0 of each tile's memory
-    ``mem`` (S, size); cells between rows keep their old contents."""
+    ``mem`` (S, size); cells between rows keep their old contents.
+    ``in_place``: written into ``mem`` itself (a numpy array), returned."""
     Mm = _to_memory_matrix(np.asarray(X), layout, f)
     S, rows, cols = Mm.shape
-    out = np.array(mem, copy=True)
+    out = mem if in_place else np.array(mem, copy=True)
     view = _rows_view(out, rows, cols, stride)
     if view is not None:
         view[...] = Mm

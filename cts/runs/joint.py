@@ -25,6 +25,7 @@ import numpy as np
 from cts.check import Verdict, compare
 from cts.families.joint import JointCase
 from cts.runs.intel import RunResult
+from cts.runs.streams import random_uint_bits
 from reference import joint as J
 from reference.data import case_rng, mma_operands
 from reference.dtypes import ElemType, etype
@@ -57,30 +58,31 @@ def strides_for(case: JointCase, R: int, C: int, t: str, layout: str) -> tuple[i
 
 
 @lru_cache(maxsize=64)
-def _finite_bits(t: str) -> tuple[np.uint64, np.uint64, np.uint64]:
-    """(exponent mask, bits of 1.5, keep mask) of the memory type of t: a
-    float is finite unless its exponent field is all ones."""
+def _finite_bits(t: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(exponent mask, bits of 1.5, keep mask) of the memory type of t, in
+    its container's unsigned type: a float is finite unless its exponent
+    field is all ones."""
     mt = J.mem_type(t)
+    u = np.dtype(f"u{mt.bits // 8}")
     exp = ((1 << mt.exp_bits) - 1) << mt.man_bits if mt.is_float else 0
-    keep = 0xFFFFE000 if t == "tf32" else (1 << 64) - 1
-    return np.uint64(exp), np.uint64(mt.encode(np.array(1.5))), np.uint64(keep)
+    keep = 0xFFFFE000 if t == "tf32" else (1 << mt.bits) - 1
+    return u.type(exp), u.type(int(mt.encode(np.array(1.5)))), u.type(keep)
 
 
 def _random_bits(rng, t: str, shape) -> np.ndarray:
-    """Random finite values of type t as memory bits (tf32: tf32-exact)."""
+    """Random finite values of type t as memory bits (tf32: tf32-exact):
+    uniform bits, those of a non-finite value replaced by 1.5 (worked on in
+    the container's own width, then widened to uint64)."""
     mt = J.mem_type(t)
-    if mt.bits == 64:
-        bits = rng.integers(0, 2**63, size=shape, dtype=np.uint64) | (
-            rng.integers(0, 2, size=shape, dtype=np.uint64) << np.uint64(63)
-        )
-    else:
-        bits = rng.integers(0, 1 << mt.bits, size=shape, dtype=np.uint64)
-    if mt.is_float:
-        exp, one_and_half, keep = _finite_bits(t)
-        bits[(bits & exp) == exp] = one_and_half
-        if t == "tf32":
-            bits &= keep
-    return bits
+    if not mt.is_float:
+        return random_uint_bits(rng, mt.bits, shape)
+    bits = random_uint_bits(rng, mt.bits, shape, narrow=mt.bits < 64)
+    exp, one_and_half, keep = _finite_bits(t)
+    special = (bits & exp) == exp
+    bits ^= (bits ^ one_and_half) * special  # branch-free select: 1.5 where special
+    if t == "tf32":
+        bits &= keep
+    return bits.astype(np.uint64, copy=False)
 
 
 def _image(rng, t, X_bits, layout, f, stride, extra: int = 8):
@@ -88,7 +90,7 @@ def _image(rng, t, X_bits, layout, f, stride, extra: int = 8):
     S, R, C = X_bits.shape
     size = J.image_size(R, C, layout, f, stride) + extra
     canary = _random_bits(rng, t, (S, size))
-    return J.store_image(canary, X_bits, layout, f, stride)
+    return J.store_image(canary, X_bits, layout, f, stride, in_place=True)
 
 
 @lru_cache(maxsize=1024)
