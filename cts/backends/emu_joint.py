@@ -20,6 +20,7 @@ to 32 bits; floats summed in float64 and rounded once to the D type.
 from __future__ import annotations
 
 import math
+import sys
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -77,20 +78,43 @@ def _coords(layout: str, R: int, C: int, f: int) -> tuple[np.ndarray, np.ndarray
 
 class _Addr(NamedTuple):
     """Flat addresses row * stride + col of a tile's elements, (R, C), with
-    their range and whether no two elements share an address."""
+    their range and whether no two elements share an address; ``scaled``:
+    k -> a * k (the address of an element's low bytes in memory read as
+    8 // k-byte units)."""
 
     a: np.ndarray
     lo: int
     hi: int
     unique: bool
+    scaled: dict
+
+
+def _read_only(x: np.ndarray) -> np.ndarray:
+    x.flags.writeable = False
+    return x
 
 
 @lru_cache(maxsize=4096)
 def _addresses(layout: str, R: int, C: int, f: int, stride: int) -> _Addr:
     mr, mc = _coords(layout, R, C, f)
-    a = mr * stride + mc
-    a.flags.writeable = False
-    return _Addr(a, int(a.min()), int(a.max()), int(np.unique(a).size) == a.size)
+    a = _read_only(mr * stride + mc)
+    s = np.sort(a, axis=None)
+    unique = bool((s[1:] != s[:-1]).all())
+    return _Addr(a, int(s[0]), int(s[-1]), unique, {k: _read_only(a * k) for k in (2, 4, 8)})
+
+
+# element types whose bits are the low bytes of a memory word, read as such
+# (little-endian hosts): bytes, the numpy type of the value, the type it widens to
+_LOW = {
+    "i8": (1, np.int8, np.int64),
+    "u8": (1, np.uint8, np.int64),
+    "i16": (2, np.int16, np.int64),
+    "i32": (4, np.int32, np.int64),
+    "f16": (2, np.float16, np.float64),
+    "bf16": (2, ml_dtypes.bfloat16, np.float64),
+    "f32": (4, np.float32, np.float64),
+}
+_LITTLE = sys.byteorder == "little"
 
 
 def _on_grid(X: np.ndarray, g: int) -> bool:
@@ -248,7 +272,12 @@ class JointEmulation:
 
     def _jm_load(self, mem, layout, R, C, t, stride) -> np.ndarray:
         addr = self._jm_addr(layout, R, C, t, stride)
-        return self._jm_dec(self._jm_gather(np.asarray(mem, dtype=np.uint64), addr), t)
+        mem = np.asarray(mem, dtype=np.uint64)
+        low = _LOW.get(t) if _LITTLE and mem.ndim == 2 and mem.flags.c_contiguous else None
+        if low and addr.lo >= 0 and addr.hi < mem.shape[1]:
+            width, vtype, wide = low  # each element's low bytes, read as its type: the same as _jm_dec
+            return mem.view(vtype)[:, addr.scaled[8 // width]].astype(wide)
+        return self._jm_dec(self._jm_gather(mem, addr), t)
 
     def _jm_store(self, mem, vals, layout, t, stride) -> np.ndarray:
         S, R, C = vals.shape

@@ -1,34 +1,41 @@
-"""Bulk draws of raw random bits, the same values and the same generator
-state as ``Generator.integers`` gives them, at a fraction of its cost.
+"""Bulk raw bits from a PCG64 ``Generator``: the same values, and the
+generator left in the same state, as numpy's own ``Generator.integers``
+calls below, at a fraction of their cost (the suite's data streams are
+defined by those calls; this only makes them cheaper).
 
-``rng.integers(0, 2**b, size=n, dtype=np.uint64)`` for b <= 32 takes one
-32-bit draw per element (numpy's bounded Lemire method on the generator's
-``next_uint32``; for a power-of-two range it never rejects and keeps the top
-b bits: ``x >> (32 - b)``).  PCG64's ``next_uint32`` hands out the low half
-of a 64-bit output, then its high half (held in ``has_uint32`` /
-``uinteger`` of the state).  So the n draws are the 32-bit halves of
-``random_raw`` outputs, read in memory order, after a held half if there is
-one, and a half left over goes back into the state.  ``integers(0, 2**63)``
-takes one 64-bit output per element, x >> 1.
+How numpy draws them (numpy/random/src/distributions, ``_bounded_integers``):
 
-Whether this numpy draws that way is checked once, on a generator of its own,
-against ``integers`` itself (every width, both parities, a held half or
-none, and the draws after); where it does not (another numpy, another bit
-generator), ``integers`` is used.
+* ``integers(0, 2**b, dtype=uint64)``, b <= 32: one ``next_uint32`` per
+  element, Lemire's method, which for a power-of-two range never rejects
+  and keeps the top b bits of the draw, x >> (32 - b).
+* ``integers(0, 2**63, dtype=uint64)``: one 64-bit output per element, x >> 1.
+* PCG64's ``next_uint32`` hands out the low half of a 64-bit output, then
+  its high half (kept in the state as ``has_uint32`` / ``uinteger``).  So
+  n such draws are the 32-bit halves of ``random_raw`` outputs in memory
+  order (little-endian), after a held half if there is one; a half left
+  over goes back into the state.
+
+Whether this numpy draws that way is checked once, on generators of its
+own, against ``integers`` itself (every width, both parities, a held half
+or none, and the draws after); where it does not (another numpy, another
+bit generator, a big-endian host), ``integers`` is used.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 __all__ = ["uint32_draws", "random_uint_bits"]
 
-_U32 = np.uint64(0xFFFFFFFF)
+_NARROW = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 
 
 def uint32_draws(rng: np.random.Generator, n: int) -> np.ndarray:
-    """The next ``n`` values of ``rng``'s ``next_uint32`` (uint32, maybe a
-    read-only view), the generator left as n such draws leave it (PCG64)."""
+    """The next ``n`` values of ``rng``'s ``next_uint32`` (uint32, writable,
+    maybe a view into the raw draws), the generator left as n such draws
+    leave it (PCG64 only)."""
     bg = rng.bit_generator
     if n == 0:
         return np.empty(0, dtype=np.uint32)
@@ -52,11 +59,8 @@ def uint32_draws(rng: np.random.Generator, n: int) -> np.ndarray:
     return out
 
 
-_NARROW = {8: np.uint8, 16: np.uint16, 32: np.uint32}
-
-
 def _fast_bits(rng: np.random.Generator, bits: int, shape, narrow: bool = False) -> np.ndarray:
-    n = int(np.prod(shape))
+    n = math.prod(shape)
     if bits == 64:
         hi = rng.bit_generator.random_raw(n) >> np.uint64(1)
         top = uint32_draws(rng, n) >> np.uint32(31)
@@ -65,7 +69,7 @@ def _fast_bits(rng: np.random.Generator, bits: int, shape, narrow: bool = False)
     if bits < 32:  # the top bits of each draw: its high byte / half (little-endian memory)
         k = 32 // bits
         x = x.view(_NARROW[bits])[k - 1 :: k]
-    return (x.astype(_NARROW[bits]) if narrow else x.astype(np.uint64)).reshape(shape)
+    return (x if narrow else x.astype(np.uint64)).reshape(shape)
 
 
 def _slow_bits(rng: np.random.Generator, bits: int, shape) -> np.ndarray:
@@ -76,22 +80,23 @@ def _slow_bits(rng: np.random.Generator, bits: int, shape) -> np.ndarray:
     return rng.integers(0, 1 << bits, size=shape, dtype=np.uint64)
 
 
-def _fast_is_numpys() -> bool:
+def _checks() -> bool:
+    """This numpy's ``integers`` draws as the module docstring says."""
     try:
         for held in (0, 1):
-            for n in (0, 1, 2, 7, 64):
-                for bits in (8, 16, 32, 64):
+            for n in (0, 1, 2, 7, 64, 1001):
+                for kind in (8, 16, 32, 64):
                     mine, ref = (np.random.Generator(np.random.PCG64(12345 + n)) for _ in range(2))
                     if held:
                         mine.integers(0, 2, size=1)
                         ref.integers(0, 2, size=1)
-                    a = _fast_bits(mine, bits, (n,), narrow=bits < 64 and n % 2 == 1)
-                    b = _slow_bits(ref, bits, (n,))
-                    if not np.array_equal(a, b):
+                    a = _fast_bits(mine, kind, (n,), narrow=kind < 64 and n % 2 == 1).astype(np.uint64)
+                    b = _slow_bits(ref, kind, (n,))
+                    if not np.array_equal(a, b) or a.dtype != b.dtype:
                         return False
                     if not np.array_equal(mine.integers(0, 1 << 16, 5), ref.integers(0, 1 << 16, 5)):
                         return False
-                    if mine.bit_generator.state["state"] != ref.bit_generator.state["state"]:
+                    if mine.bit_generator.state != ref.bit_generator.state:
                         return False
         return True
     except Exception:  # noqa: BLE001  (any surprise: numpy's own draws are used)
@@ -101,15 +106,20 @@ def _fast_is_numpys() -> bool:
 _FAST: list[bool] = []
 
 
+def _fast(rng: np.random.Generator) -> bool:
+    if not _FAST:
+        _FAST.append(_checks())
+    return _FAST[0] and type(rng.bit_generator) is np.random.PCG64
+
+
 def random_uint_bits(rng: np.random.Generator, bits: int, shape, narrow: bool = False) -> np.ndarray:
     """Uniform raw bits (uint64, ``shape``): for ``bits`` < 64 the draws of
     ``rng.integers(0, 2**bits, size=shape, dtype=np.uint64)``; for 64 those of
     ``integers(0, 2**63)`` with a sign bit from ``integers(0, 2)`` above them.
-    ``narrow``: the same values as uint8 / uint16 / uint32 (bits < 64), a
-    new writable array."""
-    if not _FAST:
-        _FAST.append(_fast_is_numpys())
-    if _FAST[0] and type(rng.bit_generator) is np.random.PCG64:
+    ``narrow``: the same values as uint8 / uint16 / uint32 (bits < 64), in
+    an array of the caller's own (writable; narrower than 32 bits it may be
+    a strided view into the draws)."""
+    if _fast(rng):
         return _fast_bits(rng, bits, shape, narrow)
     out = _slow_bits(rng, bits, shape)
     return out.astype(_NARROW[bits]) if narrow else out
