@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-__all__ = ["uint32_draws", "random_uint_bits"]
+__all__ = ["uint32_draws", "random_uint_bits", "random_uint_bits_many"]
 
 _NARROW = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 
@@ -123,3 +123,22 @@ def random_uint_bits(rng: np.random.Generator, bits: int, shape, narrow: bool = 
         return _fast_bits(rng, bits, shape, narrow)
     out = _slow_bits(rng, bits, shape)
     return out.astype(_NARROW[bits]) if narrow else out
+
+
+def random_uint_bits_many(rng: np.random.Generator, specs) -> list[np.ndarray] | None:
+    """``[random_uint_bits(rng, bits, shape, narrow=True) for bits, shape in
+    specs]`` from one bulk draw, where every width is below 64 bits and the
+    fast draws apply; None otherwise (then draw them one by one)."""
+    if not _fast(rng) or any(bits >= 64 for bits, _ in specs):
+        return None
+    sizes = [math.prod(shape) for _, shape in specs]
+    x = uint32_draws(rng, sum(sizes))
+    out, at = [], 0
+    for (bits, shape), n in zip(specs, sizes):
+        seg = x[at : at + n]
+        at += n
+        if bits < 32:  # the top bits of each draw, as in _fast_bits
+            k = 32 // bits
+            seg = seg.view(_NARROW[bits])[k - 1 :: k]
+        out.append(seg.reshape(shape))
+    return out

@@ -27,7 +27,7 @@ from cts.families.joint import JointCase
 from cts.runs.intel import RunResult
 from reference import joint as J
 from reference.data import case_rng, mma_operands
-from reference.draws import random_uint_bits
+from reference.draws import random_uint_bits, random_uint_bits_many
 from reference.dtypes import ElemType, etype
 from reference.mma import mma_float, mma_int
 from reference.tolerance import (
@@ -80,23 +80,43 @@ def _finite_table16(t: str) -> np.ndarray:
     return table
 
 
-def _random_bits(rng, t: str, shape) -> np.ndarray:
-    """Random finite values of type t as memory bits (tf32: tf32-exact):
-    uniform bits, those of a non-finite value replaced by 1.5 (16-bit types
-    through a table of every pattern, wider ones in their container width,
-    then widened to uint64)."""
+def _finite(t: str, draws: np.ndarray) -> np.ndarray:
+    """Memory bits (uint64) of type t from uniform draws of its width (the
+    narrow draws of :func:`random_uint_bits`, overwritten here; 64-bit:
+    uint64): floats whose
+    exponent field is all ones become 1.5 (16-bit types through a table of
+    every pattern, wider ones in their container width); tf32 keeps its 19
+    bits."""
     mt = J.mem_type(t)
     if not mt.is_float:
-        return random_uint_bits(rng, mt.bits, shape)
+        return draws.astype(np.uint64)
     if mt.bits == 16:
-        return _finite_table16(t)[random_uint_bits(rng, 16, shape, narrow=True)]
-    bits = np.ascontiguousarray(random_uint_bits(rng, mt.bits, shape, narrow=mt.bits < 64))
+        return _finite_table16(t)[draws]
+    bits = np.ascontiguousarray(draws)  # the draws are ours to overwrite
     exp, one_and_half, keep = _finite_bits(t)
     flat = bits.reshape(-1)  # a view: bits is contiguous
     flat[np.flatnonzero((flat & exp) == exp)] = one_and_half
     if t == "tf32":
         bits &= keep
     return bits.astype(np.uint64, copy=False)
+
+
+def _random_bits(rng, t: str, shape) -> np.ndarray:
+    """Random finite values of type t as memory bits (tf32: tf32-exact):
+    the draws of ``rng.integers(0, 2**bits, size=shape, dtype=np.uint64)``
+    (64-bit: :func:`random_uint_bits`), non-finite patterns made 1.5."""
+    bits = J.mem_type(t).bits
+    return _finite(t, random_uint_bits(rng, bits, shape, narrow=bits < 64))
+
+
+def _random_bits_many(rng, specs) -> list[np.ndarray]:
+    """``[_random_bits(rng, t, shape) for t, shape in specs]``, the same draws
+    taken from the generator at once where every type is narrower than 64 bits."""
+    widths = [J.mem_type(t).bits for t, _ in specs]
+    draws = random_uint_bits_many(rng, [(w, shape) for w, (_, shape) in zip(widths, specs)])
+    if draws is None:
+        return [_random_bits(rng, t, shape) for t, shape in specs]
+    return [_finite(t, x) for (t, _), x in zip(specs, draws)]
 
 
 def _image(rng, t, X_bits, layout, f, stride, extra: int = 8):
@@ -173,6 +193,21 @@ def _acc_format(c: str, d: str) -> str:
     return c if etype(c).precision <= etype(d).precision else d
 
 
+@lru_cache(maxsize=4096)
+def _mad_plan(case: JointCase):
+    """((key, type, layout, load stride, image size) of A, B and C, D's
+    store stride, D's image size) of a mad case."""
+    a, b, c, d = case.types
+    la, lb, lc, ld = case.layouts
+    M, N, K = case.M, case.N, case.K
+    plan = []
+    for key, t, lay, (R, Cc) in (("a", a, la, (M, K)), ("b", b, lb, (K, N)), ("c", c, lc, (M, N))):
+        s_load, _ = strides_for(case, R, Cc, t, lay)
+        plan.append((key, t, lay, s_load, J.image_size(R, Cc, lay, case.factor(t), s_load) + 8))
+    _, sd = strides_for(case, M, N, d, ld)
+    return tuple(plan), sd, J.image_size(M, N, ld, 1, sd) + 8
+
+
 def _run_mad(case, backend, rng, S, profile) -> RunResult:
     a, b, c, d = case.types
     la, lb, lc, ld = case.layouts
@@ -182,20 +217,17 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
     A, B, C = mma_operands(case.tier, a, b, c, M, K, N, S, rng, acc_type=acc)
     # each operand rounded to its type (``ElemType.round`` is decode(encode)): the bits once
     (Ab, A), (Bb, B), (Cb, C) = ts[a].encode_decode(A), ts[b].encode_decode(B), ts[c].encode_decode(C)
+    plan, sd, size_d = _mad_plan(case)
+    # the canaries of the A, B, C images and of D, drawn in that order (as image by image)
+    *images, canary = _random_bits_many(
+        rng, [(t, (S, size)) for _, t, _, _, size in plan] + [(d, (S, size_d))]
+    )
     bufs = {}
     st = {}
-    for key, X, t, lay, (R, Cc) in (
-        ("a", Ab, a, la, (M, K)),
-        ("b", Bb, b, lb, (K, N)),
-        ("c", Cb, c, lc, (M, N)),
-    ):
-        s_load, _ = strides_for(case, R, Cc, t, lay)
+    for (key, t, lay, s_load, _), X, mem in zip(plan, (Ab, Bb, Cb), images):
         st["s" + key] = s_load
-        bufs[key] = _image(rng, t, X, lay, case.factor(t), s_load)
-    _, sd = strides_for(case, M, N, d, ld)
+        bufs[key] = J.store_image(mem, X, lay, case.factor(t), s_load, in_place=True)
     st["sd"] = sd
-    size_d = J.image_size(M, N, ld, 1, sd) + 8
-    canary = _random_bits(rng, d, (S, size_d))
     out = np.asarray(backend.run(case, d=canary.copy(), **bufs, **st), dtype=np.uint64)
     dt = ts[d]
     D_bits = J.load_image(out, M, N, ld, 1, sd) & np.uint64(J.mem_type(d).mask)
