@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-__all__ = ["uint32_draws", "random_uint_bits", "random_uint_bits_many"]
+__all__ = ["uint32_draws", "random_uint_bits", "random_uint_bits_many", "bounded_ints"]
 
 _NARROW = {8: np.uint8, 16: np.uint16, 32: np.uint32}
 
@@ -80,18 +80,47 @@ def _slow_bits(rng: np.random.Generator, bits: int, shape) -> np.ndarray:
     return rng.integers(0, 1 << bits, size=shape, dtype=np.uint64)
 
 
+def _fast_ints(rng: np.random.Generator, lo: int, r: int, n: int) -> np.ndarray:
+    """n draws of Lemire's method on ``next_uint32`` for the range r
+    (2 <= r <= 2^32), plus lo, as int64."""
+    x = uint32_draws(rng, n)
+    if r & (r - 1) == 0:  # a power of two: never a rejection, the top log2(r) bits
+        v = x >> np.uint32(33 - r.bit_length()) if r < 1 << 32 else x
+        return v.astype(np.int64) + lo
+    threshold = ((1 << 32) - r) % r
+    if (np.multiply(x, np.uint32(r)) < threshold).any():  # m mod 2^32 below the threshold: x dropped
+        parts = [x]
+        keep = [np.multiply(x, np.uint32(r)) >= threshold]
+        missing = n - int(np.count_nonzero(keep[0]))
+        while missing:  # draw exactly the missing count again, until none is missing
+            y = uint32_draws(rng, missing)
+            ok = np.multiply(y, np.uint32(r)) >= threshold
+            parts.append(y)
+            keep.append(ok)
+            missing -= int(np.count_nonzero(ok))
+        x = np.concatenate(parts)[np.concatenate(keep)]
+    m = np.multiply(x, np.uint64(r), dtype=np.uint64)
+    return (m >> np.uint64(32)).view(np.int64) + lo
+
+
 def _checks() -> bool:
     """This numpy's ``integers`` draws as the module docstring says."""
     try:
         for held in (0, 1):
             for n in (0, 1, 2, 7, 64, 1001):
-                for kind in (8, 16, 32, 64):
+                for kind in (8, 16, 32, 64, 2, 3, 11, 32 + 1, 256, 255, 2**31 + 1, 2**32, 1):
                     mine, ref = (np.random.Generator(np.random.PCG64(12345 + n)) for _ in range(2))
                     if held:
                         mine.integers(0, 2, size=1)
                         ref.integers(0, 2, size=1)
-                    a = _fast_bits(mine, kind, (n,), narrow=kind < 64 and n % 2 == 1).astype(np.uint64)
-                    b = _slow_bits(ref, kind, (n,))
+                    if kind in (8, 16, 32, 64):  # widths
+                        a = _fast_bits(mine, kind, (n,), narrow=kind < 64 and n % 2 == 1).astype(np.uint64)
+                        b = _slow_bits(ref, kind, (n,))
+                    else:  # ranges
+                        a = bounded_ints(mine, -7, kind - 7, (n,), _checked=True)
+                        b = ref.integers(-7, kind - 7, size=(n,))
+                        if a.dtype != b.dtype:
+                            return False
                     if not np.array_equal(a, b) or a.dtype != b.dtype:
                         return False
                     if not np.array_equal(mine.integers(0, 1 << 16, 5), ref.integers(0, 1 << 16, 5)):
@@ -142,3 +171,14 @@ def random_uint_bits_many(rng: np.random.Generator, specs) -> list[np.ndarray] |
             seg = seg.view(_NARROW[bits])[k - 1 :: k]
         out.append(seg.reshape(shape))
     return out
+
+
+def bounded_ints(rng: np.random.Generator, lo: int, hi: int, size, _checked: bool = False) -> np.ndarray:
+    """``rng.integers(lo, hi, size=size)`` (int64, hi exclusive): the same
+    values, the generator left in the same state."""
+    lo, hi = int(lo), int(hi)
+    shape = (int(size),) if isinstance(size, (int, np.integer)) else tuple(size)
+    r = hi - lo
+    if 2 <= r <= 1 << 32 and -(2**62) <= lo and hi <= 2**62 and (_checked or _fast(rng)):
+        return _fast_ints(rng, lo, r, math.prod(shape)).reshape(shape)
+    return rng.integers(lo, hi, size=size)

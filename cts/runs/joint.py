@@ -57,6 +57,11 @@ def strides_for(case: JointCase, R: int, C: int, t: str, layout: str) -> tuple[i
     return (m, _pad(m)) if case.stride == "tight" else (_pad(m), m)
 
 
+def _read_only(x: np.ndarray) -> np.ndarray:
+    x.flags.writeable = False
+    return x
+
+
 @lru_cache(maxsize=64)
 def _finite_bits(t: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(exponent mask, bits of 1.5, keep mask) of the memory type of t, in
@@ -69,31 +74,20 @@ def _finite_bits(t: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return u.type(exp), u.type(int(mt.encode(np.array(1.5)))), u.type(keep)
 
 
-@lru_cache(maxsize=8)
-def _finite_table16(t: str) -> np.ndarray:
-    """uint64 (65536,): the memory bits :func:`_random_bits` makes of each
-    16-bit draw (the draw itself, 1.5 for a non-finite pattern); read-only."""
-    exp, one_and_half, _ = _finite_bits(t)
-    table = np.arange(1 << 16, dtype=np.uint64)
-    table[(table & np.uint64(exp)) == np.uint64(exp)] = np.uint64(one_and_half)
-    table.flags.writeable = False
-    return table
-
-
 def _finite(t: str, draws: np.ndarray) -> np.ndarray:
     """Memory bits (uint64) of type t from uniform draws of its width (the
     narrow draws of :func:`random_uint_bits`, overwritten here; 64-bit:
-    uint64): floats whose
-    exponent field is all ones become 1.5 (16-bit types through a table of
-    every pattern, wider ones in their container width); tf32 keeps its 19
-    bits."""
+    uint64): floats whose exponent field is all ones become 1.5; tf32
+    keeps its 19 bits."""
     mt = J.mem_type(t)
     if not mt.is_float:
         return draws.astype(np.uint64)
-    if mt.bits == 16:
-        return _finite_table16(t)[draws]
-    bits = np.ascontiguousarray(draws)  # the draws are ours to overwrite
     exp, one_and_half, keep = _finite_bits(t)
+    if mt.bits == 16:  # widened first, the few non-finite patterns rewritten in the wide copy
+        out = draws.astype(np.uint64, order="C")  # C order: reshape(-1) below is a view
+        out.reshape(-1)[np.flatnonzero((draws & exp) == exp)] = one_and_half
+        return out
+    bits = np.ascontiguousarray(draws)  # the draws are ours to overwrite
     flat = bits.reshape(-1)  # a view: bits is contiguous
     flat[np.flatnonzero((flat & exp) == exp)] = one_and_half
     if t == "tf32":
@@ -101,30 +95,51 @@ def _finite(t: str, draws: np.ndarray) -> np.ndarray:
     return bits.astype(np.uint64, copy=False)
 
 
-def _random_bits(rng, t: str, shape) -> np.ndarray:
-    """Random finite values of type t as memory bits (tf32: tf32-exact):
-    the draws of ``rng.integers(0, 2**bits, size=shape, dtype=np.uint64)``
-    (64-bit: :func:`random_uint_bits`), non-finite patterns made 1.5."""
-    bits = J.mem_type(t).bits
-    return _finite(t, random_uint_bits(rng, bits, shape, narrow=bits < 64))
-
-
-def _random_bits_many(rng, specs) -> list[np.ndarray]:
-    """``[_random_bits(rng, t, shape) for t, shape in specs]``, the same draws
-    taken from the generator at once where every type is narrower than 64 bits."""
+def _draws(rng, specs) -> list[np.ndarray]:
+    """Uniform draws for the memory types and shapes in ``specs`` ((t,
+    shape), ...), in that order: those of ``rng.integers(0, 2**bits,
+    size=shape, dtype=np.uint64)`` (64-bit: :func:`random_uint_bits`), narrow
+    (the container's unsigned type; 64-bit: uint64), from one bulk draw
+    where every type is narrower than 64 bits."""
     widths = [J.mem_type(t).bits for t, _ in specs]
-    draws = random_uint_bits_many(rng, [(w, shape) for w, (_, shape) in zip(widths, specs)])
-    if draws is None:
-        return [_random_bits(rng, t, shape) for t, shape in specs]
-    return [_finite(t, x) for (t, _), x in zip(specs, draws)]
+    many = random_uint_bits_many(rng, [(w, shape) for w, (_, shape) in zip(widths, specs)])
+    if many is not None:
+        return many
+    return [random_uint_bits(rng, w, shape, narrow=w < 64) for w, (_, shape) in zip(widths, specs)]
+
+
+def _random_bits(rng, t: str, shape) -> np.ndarray:
+    """Random finite values of type t as memory bits (tf32: tf32-exact)."""
+    return _finite(t, _draws(rng, [(t, shape)])[0])
+
+
+@lru_cache(maxsize=1024)
+def _untouched(R: int, C: int, layout: str, f: int, stride: int, size: int) -> np.ndarray:
+    """Offsets (within a tile's memory of ``size``) that a store of an R x C
+    matrix leaves alone (read-only)."""
+    return _read_only(np.flatnonzero(~_gap_mask(R, C, layout, f, stride, size)))
+
+
+def _image_from(
+    t: str, draws: np.ndarray, X_bits: np.ndarray, layout: str, f: int, stride: int
+) -> np.ndarray:
+    """The memory buffer (S, size) holding X (S, R, C), random canaries
+    (:func:`_finite` of ``draws``) in every cell the store leaves alone: the
+    canary buffer with X stored over it, without forming the canaries that
+    X replaces."""
+    S, size = draws.shape
+    _, R, C = X_bits.shape
+    keep = _untouched(R, C, layout, f, stride, size)
+    out = J.store_image(np.empty((S, size), dtype=np.uint64), X_bits, layout, f, stride, in_place=True)
+    out[:, keep] = _finite(t, draws[:, keep])
+    return out
 
 
 def _image(rng, t, X_bits, layout, f, stride, extra: int = 8):
     """A memory buffer holding X (S, R, C) with random canaries in the gaps."""
     S, R, C = X_bits.shape
     size = J.image_size(R, C, layout, f, stride) + extra
-    canary = _random_bits(rng, t, (S, size))
-    return J.store_image(canary, X_bits, layout, f, stride, in_place=True)
+    return _image_from(t, _draws(rng, [(t, (S, size))])[0], X_bits, layout, f, stride)
 
 
 @lru_cache(maxsize=1024)
@@ -219,14 +234,13 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
     (Ab, A), (Bb, B), (Cb, C) = ts[a].encode_decode(A), ts[b].encode_decode(B), ts[c].encode_decode(C)
     plan, sd, size_d = _mad_plan(case)
     # the canaries of the A, B, C images and of D, drawn in that order (as image by image)
-    *images, canary = _random_bits_many(
-        rng, [(t, (S, size)) for _, t, _, _, size in plan] + [(d, (S, size_d))]
-    )
+    *draws, d_draws = _draws(rng, [(t, (S, size)) for _, t, _, _, size in plan] + [(d, (S, size_d))])
+    canary = _finite(d, d_draws)
     bufs = {}
     st = {}
-    for (key, t, lay, s_load, _), X, mem in zip(plan, (Ab, Bb, Cb), images):
+    for (key, t, lay, s_load, _), X, dr in zip(plan, (Ab, Bb, Cb), draws):
         st["s" + key] = s_load
-        bufs[key] = J.store_image(mem, X, lay, case.factor(t), s_load, in_place=True)
+        bufs[key] = _image_from(t, dr, X, lay, case.factor(t), s_load)
     st["sd"] = sd
     out = np.asarray(backend.run(case, d=canary.copy(), **bufs, **st), dtype=np.uint64)
     dt = ts[d]
