@@ -27,6 +27,7 @@ import zlib
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
+from .draws import bounded_ints
 from .dtypes import ElemType, etype
 
 __all__ = ["TIERS", "case_rng", "choose", "mma_operands", "tf32_convert_inputs"]
@@ -82,12 +83,12 @@ def choose(rng: np.random.Generator, values, size) -> np.ndarray:
     draws from the same stream (an index per element from ``integers``),
     without ``choice``'s per-call argument handling."""
     values = np.asarray(values)
-    return values[rng.integers(0, values.shape[0], size=size)]
+    return values[bounded_ints(rng, 0, values.shape[0], size)]
 
 
 def _grid(rng, shape, step: float, amax: float) -> np.ndarray:
     n = int(round(amax / step))
-    return rng.integers(-n, n + 1, size=shape).astype(np.float64) * step
+    return bounded_ints(rng, -n, n + 1, shape).astype(np.float64) * step
 
 
 def _exact_float(rng, a_t, b_t, c_t, acc_t, M, K, N, S):
@@ -107,7 +108,7 @@ def _exact_float(rng, a_t, b_t, c_t, acc_t, M, K, N, S):
 def _int_uniform(rng, t: ElemType, shape, lo=None, hi=None) -> np.ndarray:
     lo = t.min if lo is None else max(lo, t.min)
     hi = t.max if hi is None else min(hi, t.max)
-    return rng.integers(lo, hi + 1, size=shape, dtype=np.int64)
+    return bounded_ints(rng, lo, hi + 1, shape)
 
 
 def _onehot(rng, a_t, b_t, c_t, M, K, N, S, values):

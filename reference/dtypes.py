@@ -132,6 +132,16 @@ class ElemType:
             return v.astype(np.int64).astype(np.uint64) & np.uint64(self.mask)
         return float_bits(v, self.name)
 
+    def encode_decode(self, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(bits, values) = (encode(values), decode(encode(values))): the raw
+        bits and the exact values they hold, from one rounding."""
+        if self.name in _NP and self.bits in _NARROW:
+            with np.errstate(over="ignore", invalid="ignore"):
+                arr = np.asarray(values, dtype=np.float64).astype(_NP[self.name])
+                return arr.view(_UINT[self.bits]).astype(np.uint64), arr.astype(np.float64)
+        bits = self.encode(values)
+        return bits, self.decode(bits)
+
     def ulp(self, x: np.ndarray) -> np.ndarray:
         """Spacing of this format at |x| (the gap above |x|, denormal-aware)."""
         ax = np.abs(np.asarray(x, dtype=np.float64))

@@ -155,12 +155,15 @@ def _rows_view(mem: np.ndarray, rows: int, cols: int, stride: int) -> np.ndarray
     return np.ndarray((S, rows, cols), mem.dtype, mem, 0, (size * item, stride * item, item))
 
 
-def store_image(mem: np.ndarray, X: np.ndarray, layout: str, f: int, stride: int) -> np.ndarray:
+def store_image(
+    mem: np.ndarray, X: np.ndarray, layout: str, f: int, stride: int, in_place: bool = False
+) -> np.ndarray:
     """Memory after storing X (S, R, C) at offset 0 of each tile's memory
-    ``mem`` (S, size); cells between rows keep their old contents."""
+    ``mem`` (S, size); cells between rows keep their old contents.
+    ``in_place``: written into ``mem`` itself (a numpy array), returned."""
     Mm = _to_memory_matrix(np.asarray(X), layout, f)
     S, rows, cols = Mm.shape
-    out = np.array(mem, copy=True)
+    out = mem if in_place else np.array(mem, copy=True)
     view = _rows_view(out, rows, cols, stride)
     if view is not None:
         view[...] = Mm
@@ -197,14 +200,15 @@ def checked_load(mem, R, C, layout, f, stride, height, width, cx, cy) -> np.ndar
     return _from_memory_matrix(Mm, layout, f)
 
 
-def checked_store(mem, X, layout, f, stride, height, width, cx, cy) -> np.ndarray:
-    """joint_matrix_store_checked: in-bounds elements written, others dropped."""
+def checked_store(mem, X, layout, f, stride, height, width, cx, cy, in_place: bool = False) -> np.ndarray:
+    """joint_matrix_store_checked: in-bounds elements written, others dropped
+    (``in_place``: into ``mem`` itself, returned)."""
     Mm = _to_memory_matrix(np.asarray(X), layout, f)
     S, rows, cols = Mm.shape
     ok = _window_mask(rows, cols, height, width, cx, cy)
     r = np.asarray(cx)[:, None, None] + np.arange(rows)[None, :, None]
     c = np.asarray(cy)[:, None, None] + np.arange(cols)[None, None, :]
-    out = np.array(mem, copy=True)
+    out = mem if in_place else np.array(mem, copy=True)
     s_idx = np.broadcast_to(np.arange(S)[:, None, None], ok.shape)
     out[s_idx[ok], (r * stride + c)[ok]] = Mm[ok]
     return out

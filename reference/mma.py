@@ -14,6 +14,8 @@ the error bound is proportional to.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .dtypes import sign_extend
@@ -102,12 +104,13 @@ def _exact_in_any_order(A: np.ndarray, B: np.ndarray) -> bool:
     K = A.shape[2]
     if A.size == 0 or B.size == 0:
         return False
-    amax, bmax = float(np.max(np.abs(A))), float(np.max(np.abs(B)))
-    if not (np.isfinite(amax) and np.isfinite(bmax)) or K * amax * bmax >= 2.0**29:
+    # max |x| as the larger of max and -min (a NaN anywhere makes both NaN)
+    amax, bmax = max(float(A.max()), -float(A.min())), max(float(B.max()), -float(B.min()))
+    if not (math.isfinite(amax) and math.isfinite(bmax)) or K * amax * bmax >= 2.0**29:
         return False
     for X in (A, B):
         scaled = X * _GRID  # exact: a power of two, far from overflow
-        if not np.array_equal(scaled, np.trunc(scaled)):
+        if not (scaled == np.trunc(scaled)).all():
             return False
     return True
 
@@ -132,11 +135,10 @@ def mma_float(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> FloatRef:
     A = np.asarray(A, dtype=np.float64)
     B = np.asarray(B, dtype=np.float64)
     C = np.asarray(C, dtype=np.float64)
-    abs_c = np.abs(C)
     if A.ndim == 3 and B.ndim == 3 and _exact_in_any_order(A, B):
         with np.errstate(invalid="ignore", over="ignore"):
             value = _plus_zero(np.matmul(A, B)) + C
-        return FloatRef(value, _pending=lambda: _plus_zero(np.matmul(np.abs(A), np.abs(B))) + abs_c)
+        return FloatRef(value, _pending=lambda: _plus_zero(np.matmul(np.abs(A), np.abs(B))) + np.abs(C))
     with np.errstate(invalid="ignore", over="ignore"):
         prods = A[:, :, :, None] * B[:, None, :, :]  # (S, M, K, N)
         value = prods.sum(axis=2) + C
@@ -144,6 +146,6 @@ def mma_float(A: np.ndarray, B: np.ndarray, C: np.ndarray) -> FloatRef:
     def abs_sum() -> np.ndarray:
         with np.errstate(invalid="ignore", over="ignore"):
             np.abs(prods, out=prods)
-            return prods.sum(axis=2) + abs_c
+            return prods.sum(axis=2) + np.abs(C)
 
     return FloatRef(value, _pending=abs_sum)

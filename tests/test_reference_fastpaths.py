@@ -52,3 +52,51 @@ def test_matmul_int_is_int64_matmul_on_both_sides_of_the_float_limits():
         A = rng.integers(lo, hi, (2, 4, 64), dtype=np.int64)
         B = rng.integers(lo, hi, (2, 64, 4), dtype=np.int64)
         assert np.array_equal(matmul_int(A, B), np.matmul(A, B))
+
+
+def _generators(held: bool):
+    """Two equal PCG64 generators; ``held``: each with half of a 64-bit output kept back."""
+    mine, ref = (np.random.default_rng(77) for _ in range(2))
+    if held:
+        mine.integers(0, 2, size=1)
+        ref.integers(0, 2, size=1)
+    return mine, ref
+
+
+@pytest.mark.parametrize("held", [False, True])
+@pytest.mark.parametrize("n", [1, 6, 1001])
+def test_raw_bits_are_numpys_integers_and_leave_the_same_stream(held, n):
+    from reference.draws import random_uint_bits, random_uint_bits_many
+
+    for bits in (8, 16, 32, 64):
+        mine, ref = _generators(held)
+        got = random_uint_bits(mine, bits, (n,))
+        if bits == 64:
+            want = ref.integers(0, 2**63, size=n, dtype=np.uint64) | (
+                ref.integers(0, 2, size=n, dtype=np.uint64) << np.uint64(63)
+            )
+        else:
+            want = ref.integers(0, 1 << bits, size=n, dtype=np.uint64)
+        assert got.dtype == np.uint64 and np.array_equal(got, want)
+        assert np.array_equal(mine.integers(0, 1000, 7), ref.integers(0, 1000, 7))
+    mine, ref = _generators(held)
+    parts = random_uint_bits_many(mine, [(16, (2, n)), (8, (n,)), (32, (3,))])
+    want = [
+        ref.integers(0, 1 << b, size=s, dtype=np.uint64) for b, s in ((16, (2, n)), (8, (n,)), (32, (3,)))
+    ]
+    assert all(np.array_equal(p.astype(np.uint64), w) for p, w in zip(parts, want))
+    assert np.array_equal(mine.random(5), ref.random(5))
+
+
+@pytest.mark.parametrize("held", [False, True])
+@pytest.mark.parametrize(
+    "lo, hi", [(0, 2), (-16, 17), (-3, 4), (0, 11), (-128, 128), (0, 2**31 + 1), (-(2**31), 2**31)]
+)
+def test_bounded_ints_are_numpys_integers_and_leave_the_same_stream(held, lo, hi):
+    from reference.draws import bounded_ints
+
+    mine, ref = _generators(held)
+    for size in (5, (3, 4), 2001):  # 2^31 + 1: about half the draws are dropped and drawn again
+        got, want = bounded_ints(mine, lo, hi, size), ref.integers(lo, hi, size=size)
+        assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert np.array_equal(mine.integers(0, 1000, 7), ref.integers(0, 1000, 7))

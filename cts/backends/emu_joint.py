@@ -19,6 +19,8 @@ to 32 bits; floats summed in float64 and rounded once to the D type.
 
 from __future__ import annotations
 
+import math
+import sys
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -76,20 +78,105 @@ def _coords(layout: str, R: int, C: int, f: int) -> tuple[np.ndarray, np.ndarray
 
 class _Addr(NamedTuple):
     """Flat addresses row * stride + col of a tile's elements, (R, C), with
-    their range and whether no two elements share an address."""
+    their range and whether no two elements share an address; ``scaled``:
+    k -> a * k (the address of an element's low bytes in memory read as
+    8 // k-byte units)."""
 
     a: np.ndarray
     lo: int
     hi: int
     unique: bool
+    scaled: dict
+
+
+def _read_only(x: np.ndarray) -> np.ndarray:
+    x.flags.writeable = False
+    return x
 
 
 @lru_cache(maxsize=4096)
 def _addresses(layout: str, R: int, C: int, f: int, stride: int) -> _Addr:
     mr, mc = _coords(layout, R, C, f)
-    a = mr * stride + mc
-    a.flags.writeable = False
-    return _Addr(a, int(a.min()), int(a.max()), int(np.unique(a).size) == a.size)
+    a = _read_only(mr * stride + mc)
+    s = np.sort(a, axis=None)
+    unique = bool((s[1:] != s[:-1]).all())
+    return _Addr(a, int(s[0]), int(s[-1]), unique, {k: _read_only(a * k) for k in (2, 4, 8)})
+
+
+# element types whose bits are the low bytes of a memory word, read as such
+# (little-endian hosts): bytes, the numpy type of the value, the type it widens to
+_LOW = {
+    "i8": (1, np.int8, np.int64),
+    "u8": (1, np.uint8, np.int64),
+    "i16": (2, np.int16, np.int64),
+    "i32": (4, np.int32, np.int64),
+    "f16": (2, np.float16, np.float64),
+    "bf16": (2, ml_dtypes.bfloat16, np.float64),
+    "f32": (4, np.float32, np.float64),
+}
+_LITTLE = sys.byteorder == "little"
+
+
+def _on_grid(X: np.ndarray, g: int) -> bool:
+    """Every element of X (finite) a multiple of 2^g (scaling by a power of
+    two is exact where nothing overflows: |X| * 2^-g stays below 2^53)."""
+    s = X * 2.0**-g if -1000 < g < 1000 else np.ldexp(X, -g)
+    return bool((s == np.trunc(s)).all())
+
+
+def _exact_sums(A: np.ndarray, B: np.ndarray) -> bool:
+    """True when every product a*b and every sum of up to K of them is exact
+    in float64, whatever the order.  With |a| < 2^ea, |b| < 2^eb and the
+    elements multiples of 2^(ea - h) and 2^(eb - h), every product is a
+    multiple of u = 2^(ea + eb - 2h) and every partial sum too, below
+    K * 2^(ea + eb) = 2^(log2 K + 2h) u in magnitude: exact when
+    ceil(log2 K) + 2h <= 53 and u is no finer than float64's 2^-1074."""
+    K = A.shape[2]
+    if A.size == 0 or B.size == 0:
+        return False
+    amax, bmax = max(float(A.max()), -float(A.min())), max(float(B.max()), -float(B.min()))
+    if not (math.isfinite(amax) and math.isfinite(bmax)):  # NaN: max gives NaN
+        return False
+    if amax == 0.0 or bmax == 0.0:
+        return True
+    h = (53 - (K - 1).bit_length()) // 2
+    ea, eb = math.frexp(amax)[1], math.frexp(bmax)[1]
+    if ea + eb - 2 * h < -1074:
+        return False
+    return _on_grid(A, ea - h) and _on_grid(B, eb - h)
+
+
+def _vnni(faults: frozenset, t: str) -> int:
+    bits = _BITS[t] if t != "tf32" else 32
+    if bits == 8:
+        return 2 if "joint_vnni_factor_wrong" in faults else 4
+    return 2 if bits == 16 else 1
+
+
+def _applied_layout(faults: frozenset, layout: str) -> str:
+    """The layout the (possibly faulty) address generator applies."""
+    if layout == "packed_a" and "joint_packed_a_as_packed_b" in faults:
+        layout = "packed"
+    if layout in ("packed", "packed_a") and "joint_packed_as_row" in faults:
+        layout = "row"
+    if layout == "col" and "joint_col_major_transposed_twice" in faults:
+        layout = "row"
+    return layout
+
+
+def _applied_stride(faults: frozenset, stride: int, layout: str, R: int, C: int, t: str) -> int:
+    if "joint_stride_ignored" not in faults:
+        return int(stride)
+    _, mc = _coords(_applied_layout(faults, layout), R, C, _vnni(faults, t))
+    return int(mc.max()) + 1
+
+
+@lru_cache(maxsize=4096)
+def _fault_addr(faults: frozenset, layout: str, R: int, C: int, t: str, stride: int) -> _Addr:
+    """The addresses the (possibly faulty) address generator uses for an
+    R x C matrix of type t in ``layout`` with ``stride``."""
+    st = _applied_stride(faults, stride, layout, R, C, t)
+    return _addresses(_applied_layout(faults, layout), R, C, _vnni(faults, t), st)
 
 
 def _tf32_rne(bits32: np.ndarray) -> np.ndarray:
@@ -123,47 +210,33 @@ class JointEmulation:
     @staticmethod
     def _jm_enc(vals: np.ndarray, t: str) -> np.ndarray:
         v = np.asarray(vals)
-        if t in ("i8", "u8", "i16", "i32"):
-            return (v.astype(np.int64) & ((1 << _BITS[t]) - 1)).astype(np.uint64)
+        if t in ("i8", "u8", "i16", "i32"):  # the low bits (non-negative: the same as uint64)
+            return np.bitwise_and(v.astype(np.int64, copy=False), (1 << _BITS[t]) - 1).view(np.uint64)
         with np.errstate(over="ignore", invalid="ignore"):
             if t == "f64":
-                return v.astype(np.float64).view(np.uint64).copy()
+                return np.array(v, dtype=np.float64).view(np.uint64)
             if t == "tf32":
                 return _tf32_rne(v.astype(np.float32).view(np.uint32))
             ft, ut = _FLOAT[t]
-            return v.astype(np.float64).astype(ft).view(ut).astype(np.uint64)
+            return v.astype(np.float64, copy=False).astype(ft).view(ut).astype(np.uint64)
 
     # --- addressing --------------------------------------------------------
     def _jm_vnni(self, t: str) -> int:
-        bits = _BITS[t] if t != "tf32" else 32
-        if bits == 8:
-            return 2 if "joint_vnni_factor_wrong" in self.faults else 4
-        return 2 if bits == 16 else 1
+        return _vnni(self.faults, t)
 
     def _jm_layout(self, layout: str) -> str:
         """The layout the (possibly faulty) address generator applies."""
-        faults = self.faults
-        if layout == "packed_a" and "joint_packed_a_as_packed_b" in faults:
-            layout = "packed"
-        if layout in ("packed", "packed_a") and "joint_packed_as_row" in faults:
-            layout = "row"
-        if layout == "col" and "joint_col_major_transposed_twice" in faults:
-            layout = "row"
-        return layout
+        return _applied_layout(self.faults, layout)
 
     def _jm_coords(self, layout: str, R: int, C: int, t: str):
         """Memory-matrix (row, col) of every logical element, each (R, C)."""
         return _coords(self._jm_layout(layout), R, C, self._jm_vnni(t))
 
     def _jm_stride(self, stride: int, layout: str, R: int, C: int, t: str) -> int:
-        if "joint_stride_ignored" not in self.faults:
-            return int(stride)
-        mr, mc = self._jm_coords(layout, R, C, t)
-        return int(mc.max()) + 1
+        return _applied_stride(self.faults, stride, layout, R, C, t)
 
     def _jm_addr(self, layout: str, R: int, C: int, t: str, stride: int) -> _Addr:
-        st = self._jm_stride(stride, layout, R, C, t)
-        return _addresses(self._jm_layout(layout), R, C, self._jm_vnni(t), st)
+        return _fault_addr(self.faults, layout, R, C, t, int(stride))
 
     @staticmethod
     def _jm_gather(mem: np.ndarray, addr) -> np.ndarray:
@@ -199,7 +272,12 @@ class JointEmulation:
 
     def _jm_load(self, mem, layout, R, C, t, stride) -> np.ndarray:
         addr = self._jm_addr(layout, R, C, t, stride)
-        return self._jm_dec(self._jm_gather(np.asarray(mem, dtype=np.uint64), addr), t)
+        mem = np.asarray(mem, dtype=np.uint64)
+        low = _LOW.get(t) if _LITTLE and mem.ndim == 2 and mem.flags.c_contiguous else None
+        if low and addr.lo >= 0 and addr.hi < mem.shape[1]:
+            width, vtype, wide = low  # each element's low bytes, read as its type: the same as _jm_dec
+            return mem.view(vtype)[:, addr.scaled[8 // width]].astype(wide)
+        return self._jm_dec(self._jm_gather(mem, addr), t)
 
     def _jm_store(self, mem, vals, layout, t, stride) -> np.ndarray:
         S, R, C = vals.shape
@@ -236,12 +314,33 @@ class JointEmulation:
         return vals
 
     def _jm_mad(self, A, B, C, is_int):
-        if is_int:
-            return np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64)
+        """sum_k A[:, m, k] * B[:, k, n] + C: integers exact; floats in
+        float64, this device's order: small tiles (S*M*N < 4096 or K < 2) one
+        reduction over k from +0, big tiles a running sum from the k = 0
+        product.  Where every partial sum is exact (:func:`_exact_sums`) the
+        order does not matter, and one BLAS product gives the same values;
+        only the sign of a zero sum is the order's: the reduction's is +0,
+        the running sum's -0 exactly where every product is -0."""
+        if is_int:  # |a|, |b| <= 255: K * 255^2 < 2^53, so the float64 product is exact
+            Ci = C.astype(np.int64, copy=False)
+            if A.shape[2] * 255 * 255 < 2**53:
+                return np.matmul(A.astype(np.float64), B.astype(np.float64)).astype(np.int64) + Ci
+            return np.matmul(A.astype(np.int64), B.astype(np.int64)) + Ci
         S, M, K = A.shape
         N = B.shape[2]
+        small = S * M * N < 4096 or K < 2
         with np.errstate(invalid="ignore", over="ignore"):
-            if S * M * N < 4096 or K < 2:  # small tiles: one broadcast product
+            if _exact_sums(A, B):
+                acc = np.matmul(A, B)
+                zero = acc == 0
+                if zero.any():
+                    acc[zero] = 0.0
+                    if not small:  # -0 where all K products are -0
+                        s, m, n = np.nonzero(zero)
+                        p = A[s, m, :] * B[s, :, n]
+                        acc[s, m, n] = np.where(((p == 0) & np.signbit(p)).all(axis=1), -0.0, 0.0)
+                return acc + C
+            if small:  # small tiles: one broadcast product
                 return (A[:, :, :, None] * B[:, None, :, :]).sum(axis=2) + C
             # big tiles: the same sum, k = 0, 1, ... in order, without the (S, M, K, N) products
             acc = np.multiply(A[:, :, 0, None], B[:, None, 0, :])

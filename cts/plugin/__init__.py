@@ -18,6 +18,7 @@ import pytest
 
 from cts.backends import BACKENDS, make_backend
 from cts.errors import BackendError, CaseError, CaseTimeout, HarnessError, ToolchainError, Unsupported
+from cts.plugin.heap import keep_freed_memory
 from reference.data import TIERS
 from reference.tolerance import PROFILES
 
@@ -131,6 +132,7 @@ MAX_SUBGROUPS = 4096
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    keep_freed_memory()  # cases reuse freed host buffers instead of faulting fresh pages in (cts/plugin/heap.py)
     config.addinivalue_line("markers", "cts_cases(fn): parametrize `case` with fn(tiers)")
     config.addinivalue_line("markers", "cts_no_cases: placeholder of a generator with no case (deselected)")
     if importlib.util.find_spec("pyopencl") is not None:  # only where it is installed: a filter naming a
