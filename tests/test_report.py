@@ -439,3 +439,18 @@ def test_repro_bundle_applies_rule_r_as_the_suite_does(tmp_path):
     beyond = np.where(other == near, near + t.ulp(near), beyond)
     rc, out = verdict(beyond)
     assert rc == 1 and "FAIL" in out, out[-800:]
+
+
+def test_error_plot_survives_a_device_wrong_by_hundreds_of_orders_of_magnitude():
+    """A wrong device's error / bound can be ~1e308 (found with the
+    joint_stride_ignored fault: the report crashed with OverflowError and
+    results.csv was not written)."""
+    from cts.report.html import error_plot
+
+    rows = [
+        {"rule": "F", "max_ratio": r, "family": "f", "case_id": str(i), "outcome": "failed"}
+        for i, r in enumerate([1.7e308, 3e-7, 0.0, float("inf"), 0.5])
+    ]
+    svg = error_plot(rows)
+    assert svg.startswith("<svg") and svg.count("<circle") == 5
+    assert 3 <= svg.count('font-size="11"') <= 14  # a dozen tick labels at most

@@ -212,14 +212,17 @@ def error_plot(rows: list[dict], width: int = 900, height: int = 320) -> str:
     ml, mr, mt, mb = 60, 10, 20, 40
     pw, ph = width - ml - mr, height - mt - mb
 
+    def ylog(lv: float) -> float:
+        return mt + ph * (hi - min(max(lv, lo), hi)) / (hi - lo)
+
     def y(v: float) -> float:
-        lv = lo if v <= 0 or not math.isfinite(v) else min(max(math.log10(v), lo), hi)
-        return mt + ph * (hi - lv) / (hi - lo)
+        return ylog(lo if v <= 0 or not math.isfinite(v) else math.log10(v))
 
     out = [f'<svg width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img">']
     out.append(f'<rect x="{ml}" y="{mt}" width="{pw}" height="{ph}" fill="#fafafa" stroke="#999"/>')
-    for d in range(int(lo), int(hi) + 1):
-        yy = y(10.0**d)
+    step = max(1, math.ceil((hi - lo) / 12))  # a wrong device may be 1e300 off: a dozen ticks at most
+    for d in range(int(lo), int(hi) + 1, step):
+        yy = ylog(d)
         out.append(f'<line x1="{ml}" x2="{ml + pw}" y1="{yy:.1f}" y2="{yy:.1f}" stroke="#e3e3e3"/>')
         out.append(f'<text x="{ml - 6}" y="{yy + 4:.1f}" font-size="11" text-anchor="end">1e{d}</text>')
     yb = y(1.0)
