@@ -377,3 +377,28 @@ def test_meta_and_buffers_follow_the_slots():
     assert list(seen["flat"]["meta"]) == [10, 11, 12, 13, 64, 64, 16, 32]
     assert seen["flat"]["a"].dtype == np.uint8 and seen["flat"]["d"].dtype == np.uint32
     assert INTEL_CAPS["packed"][0] == 6434
+
+
+def test_configuration_key_does_not_depend_on_plugin_order(monkeypatch):
+    """Two rooms adding rerun options (--assume-extension, --joint-lowering):
+    the xdist controller and its workers list plugins in different orders;
+    the run's configuration must not change with it."""
+    import cts.plugin.record as rec
+
+    class Room:
+        def __init__(self, args):
+            self.cts_rerun_args = lambda config: list(args)
+
+    rooms = [
+        ("cts.plugin.opencl", Room(["--assume-extension", "x"])),
+        ("cts.plugin.joint", Room(["--joint-lowering", "intel-cpu"])),
+    ]
+    dev = SimpleNamespace(name="d", platform="p", driver="v", version="1")
+    h = SimpleNamespace(device=dev, backend=SimpleNamespace(name="opencl", identity=lambda: {}), seed=1)
+    h.profile, h.tiers, h.subgroups = SimpleNamespace(name="default"), ("exact",), 32
+    monkeypatch.setattr(rec, "_harness", lambda config: h)
+    keys = set()
+    for order in (rooms, rooms[::-1]):
+        pm = SimpleNamespace(list_name_plugin=lambda order=order: list(order))
+        keys.add(rec.ident_key(rec.run_ident(SimpleNamespace(pluginmanager=pm))))
+    assert len(keys) == 1
