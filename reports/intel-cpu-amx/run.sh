@@ -23,6 +23,7 @@ PY=${PY:-python3}
 mkdir -p "$OUT" /tmp/ch /tmp/rt /tmp/icd
 t0=$(date +%s)
 if [ -z "${SKIP_SETUP:-}" ]; then
+  if [ ! -s /tmp/ch/rtchunk.00 ]; then echo "/tmp/ch/rtchunk.00 missing: call 1 ran on another machine"; exit 3; fi
   cp ../amx-ch01/* /tmp/ch/
   cat /tmp/ch/rtchunk.* | $PY -c "import sys, tarfile; tarfile.open(fileobj=sys.stdin.buffer, mode='r|xz').extractall('/tmp/rt')"
   $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/site ../amx-whl/*.whl
