@@ -329,24 +329,26 @@ def test_device_cases_skip_on_a_host_without_amx(intel, tmp_path):
     assert r.returncode == 0 and "lacks CPU flag amx_int8" in r.stdout, r.stdout[-2000:]
 
 
-def test_joint_lowering_needs_opencl():
-    r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "cases/test_joint_matrix.py",
-            "--co",
-            "-q",
-            "--joint-lowering",
-            "intel-cpu",
-        ],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert r.returncode == 4 and "--joint-lowering needs --backend opencl" in r.stderr
+@pytest.mark.parametrize(
+    "args,words",
+    [(["--joint-lowering", "intel-cpu"], "--joint-lowering needs --backend opencl"),
+     (["--joint-lowering", "nosuch"], "unknown --joint-lowering 'nosuch'; known: spec, intel-cpu")],
+)  # fmt: skip
+def test_bad_joint_lowering_is_one_clear_line(args, words):
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "cases/test_joint_matrix.py",
+        "--co",
+        "-q",
+        "-p",
+        "no:xdist",
+        *args,
+    ]
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.strip()]
+    assert r.returncode == 4 and len(lines) == 1 and words in lines[0], lines
 
 
 def test_meta_and_buffers_follow_the_slots():

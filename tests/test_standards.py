@@ -310,7 +310,7 @@ EXTERNAL_OPTIONS = {
     "--target-env",  # spirv-val's, quoted from the Vulkan section
     "--help",
     "--junitxml",  # pytest's own alias of --junit-xml (its --help shows only the latter)
-    "--serialize-spirv",  # mlir-opt's, quoted from the MLIR section
+    "--serialize-spirv",  # mlir-translate's, quoted from the MLIR section
 }
 
 

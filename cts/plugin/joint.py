@@ -25,7 +25,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption(
         "--joint-lowering",
         default=DEFAULT,
-        choices=tuple(LOWERINGS),
+        metavar="|".join(LOWERINGS),
         help="form of the joint_matrix SPIR-V modules on --backend opencl: spec (default, spec-valid); "
         "intel-cpu (without capabilities PackedCooperativeMatrixINTEL and "
         "CooperativeMatrixCheckedInstructionsINTEL, which Intel's CPU runtime refuses: a deviation the "
@@ -39,6 +39,8 @@ def _lowering(config: pytest.Config) -> str:
 
 def cts_backend_options(config: pytest.Config) -> dict:
     low = _lowering(config)
+    if low not in LOWERINGS:
+        raise pytest.UsageError(f"unknown --joint-lowering {low!r}; known: {', '.join(LOWERINGS)}")
     if config.option.backend != "opencl":
         if low != DEFAULT:
             raise pytest.UsageError("--joint-lowering needs --backend opencl")
