@@ -42,8 +42,9 @@ Lowerings (``--joint-lowering``):
 * ``spec`` (default): every declaration the extensions require.
 * ``intel-cpu``: the same module without the two capabilities Intel's CPU
   runtime 2026.2 refuses ("SPIRV module requires unsupported capability"),
-  measured one by one on a trivial kernel (``tests/test_joint_spv.py``
-  records the probe): ``PackedCooperativeMatrixINTEL`` (6434, required for
+  measured one by one on a trivial kernel, here and on the AMX host
+  (``reports/intel-cpu-amx/probe_caps.py``, ``capabilities.txt``):
+  ``PackedCooperativeMatrixINTEL`` (6434, required for
   layout PackedINTEL) and ``CooperativeMatrixCheckedInstructionsINTEL``
   (6192, required for the checked instructions).  It accepts 6435, 6436,
   6437, 6411 and the extension, and takes the tokens undeclared.  A
