@@ -181,6 +181,9 @@ _OPENCL_MIXINS: tuple[type, ...] = (IntelOpenCL, SpirvOpenCL, RotateOpenCL)
 from cts.backends.opencl_coop import CoopOpenCL  # noqa: E402
 
 _OPENCL_MIXINS += (CoopOpenCL,)  # cooperative matrix, OpenCL forms (issue 6 item 6)
+from cts.backends.opencl_joint import JointOpenCL  # noqa: E402
+
+_OPENCL_MIXINS += (JointOpenCL,)  # joint_matrix, the AMX tables as SPIR-V (issue 17)
 
 SUBGROUPS_PER_CASE = 32
 
@@ -255,7 +258,9 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
         assumed = tuple(opencl_assume_extensions or ())
         if other.get("assume_extension") is True:  # another room's flag form of --assume-extension
             assumed += ("*",)
-        return cls(device, opencl_prelude, assumed, opencl_cache_dir)
+        backend = cls(device, opencl_prelude, assumed, opencl_cache_dir)
+        backend.joint_lowering = other.get("joint_lowering") or "spec"  # --joint-lowering (issue 17)
+        return backend
 
     # ------------------------------------------------------------ describe
     @property

@@ -42,6 +42,7 @@ ROOM_PLUGINS: tuple[str, ...] = (
     "cts.plugin.spirv",
 )
 ROOM_PLUGINS += ("cts.plugin.numerics",)  # --emulator-model, --numerics-tiles
+ROOM_PLUGINS += ("cts.plugin.joint",)  # --joint-lowering (issue 17)
 ROOM_PLUGINS += ("cts.plugin.record",)  # the run's journal: run id, configuration, session header
 
 

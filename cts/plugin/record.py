@@ -205,7 +205,9 @@ def run_ident(config: pytest.Config) -> dict:
     d = h.device
     extra = h.backend.identity() or {}
     room: list[str] = []
-    for plugin in config.pluginmanager.get_plugins():
+    # in the order of the plugins' names: get_plugins() is a set, its order differs between the
+    # xdist controller and its workers, and so did the configuration key of one run
+    for _name, plugin in sorted(config.pluginmanager.list_name_plugin(), key=lambda np: str(np[0])):
         fn = getattr(plugin, "cts_rerun_args", None)
         if callable(fn):
             room += [_option_value(str(a)) for a in fn(config)]
