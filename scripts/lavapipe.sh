@@ -47,16 +47,8 @@ if ready; then write_env; echo "lavapipe ready in $DIR (cached)"; exit 0; fi
 
 rm -rf "$DIR/root" "$DIR/debs"
 mkdir -p "$DIR/apt/lists/partial" "$DIR/debs" "$DIR/root" "$DIR/py/bin" "$DIR/py/lib"
-MIRROR=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
-[ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; exit}}' \
-  /etc/apt/sources.list 2>/dev/null || true)
-[ -n "$MIRROR" ] || { echo "lavapipe: no Debian archive configured on this machine" >&2; exit 3; }
-KEY=/usr/share/keyrings/debian-archive-keyring.gpg
-for suite in trixie trixie-backports; do echo "deb [signed-by=$KEY] $MIRROR $suite main"; done > "$DIR/apt/sources.list"
-APT=(apt-get -qq -o "Dir::Etc::sourcelist=$DIR/apt/sources.list" -o Dir::Etc::sourceparts=-
-     -o "Dir::State::Lists=$DIR/apt/lists" -o Dir::State::status=/dev/null -o Debug::NoLocking=1
-     -o APT::Sandbox::User=root)
-"${APT[@]}" update || { echo "lavapipe: cannot reach the Debian archive $MIRROR" >&2; exit 3; }
+. "$CHECKOUT/scripts/private-apt.sh"
+private_apt lavapipe trixie trixie-backports
 cd "$DIR/debs"
 "${APT[@]}" download mesa-vulkan-drivers/trixie-backports || { echo "lavapipe: no mesa-vulkan-drivers in trixie-backports" >&2; exit 3; }
 # what the driver (LLVM, X/Wayland client libraries, C++ runtime) and the interpreter load, from trixie

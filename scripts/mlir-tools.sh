@@ -15,6 +15,7 @@
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: mlir-tools.sh DIR" >&2; exit 2; }
 DIR=$(realpath -m "$1")
+HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$DIR/root
 LIB=$ROOT/usr/lib/x86_64-linux-gnu
 mkdir -p "$DIR"
@@ -24,16 +25,8 @@ if ready; then echo "$DIR/bin"; exit 0; fi
 
 rm -rf "$ROOT" "$DIR/debs" "$DIR/bin"
 mkdir -p "$DIR/apt/lists/partial" "$DIR/debs" "$ROOT" "$DIR/bin"
-MIRROR=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
-[ -n "$MIRROR" ] || MIRROR=$(awk '$1 == "deb" {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; exit}}' \
-  /etc/apt/sources.list 2>/dev/null || true)
-[ -n "$MIRROR" ] || { echo "mlir-tools: no Debian archive configured on this machine" >&2; exit 3; }
-KEY=/usr/share/keyrings/debian-archive-keyring.gpg
-echo "deb [signed-by=$KEY] $MIRROR trixie main" > "$DIR/apt/sources.list"
-APT=(apt-get -qq -o "Dir::Etc::sourcelist=$DIR/apt/sources.list" -o Dir::Etc::sourceparts=-
-     -o "Dir::State::Lists=$DIR/apt/lists" -o Dir::State::status=/dev/null -o Debug::NoLocking=1
-     -o APT::Sandbox::User=root)
-"${APT[@]}" update || { echo "mlir-tools: cannot reach the Debian archive $MIRROR" >&2; exit 3; }
+. "$HERE/private-apt.sh"
+private_apt mlir-tools trixie
 cd "$DIR/debs"
 NEEDS="mlir-22-tools libmlir-22 libllvm22 libc6 libstdc++6 libgcc-s1 libz3-4 libzstd1 zlib1g libedit2 libffi8
   libxml2 libtinfo6 libicu76 liblzma5 libbsd0 libmd0"

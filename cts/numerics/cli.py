@@ -184,8 +184,7 @@ def _vulkan_entry(runner: str = "auto"):
     rows = [
         {
             **p,
-            **{k: VK_COMPONENT.get(int(p[k]), "?") for k in ("A", "C", "R")},
-            "B": VK_COMPONENT.get(int(p["A"]), "?"),
+            **{k: VK_COMPONENT.get(int(p[k]), "?") for k in ("A", "B", "C", "R")},
             "scope": SCOPES.get(int(p["scope"]), "?"),
         }
         for p in r.properties()
@@ -307,7 +306,7 @@ def _settle(t: Target, fp, rec: dict, args) -> None:
     """Random tiles judge the probe-inferred model (cts.numerics.select):
     the record says ``status`` (model / selected / unexplained) and, for a
     selected model, that model replaces the inferred one."""
-    from cts.numerics.model import _replay_model
+    from cts.numerics.model import replay_model
     from cts.numerics.select import settle
 
     dists = [d.strip() for d in args.dist.split(",") if d.strip()]
@@ -315,12 +314,14 @@ def _settle(t: Target, fp, rec: dict, args) -> None:
     checks = list(got["checks"].values())
     rec["model_tier"] = {**checks[0], "more": checks[1:]} if len(checks) > 1 else checks[0]
     rec["status"] = got["status"]
-    rec["selection"] = {k: got[k] for k in ("candidates", "changes", "refuted") if k in got}
+    rec["selection"] = {
+        k: got[k] for k in ("candidates", "changes", "refuted", "best_on_fresh_tiles") if k in got
+    }
     if got["status"] == "selected":
         rec["probe_model_summary"] = rec["model_summary"]
         rec["model"] = got["model"].as_dict()
         rec["model_summary"] = got["model"].summary()
-        rec["replay"] = _replay_model(t, fp, got["model"])
+        rec["replay"] = replay_model(fp, got["model"])
 
 
 def _tiles(t: Target, model, args, out: Path) -> dict:

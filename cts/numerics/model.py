@@ -30,7 +30,15 @@ from cts.numerics.probes import (
 from reference.devmodel import DevModel, model_mma
 from reference.dtypes import etype
 
-__all__ = ["Fingerprint", "fingerprint", "infer_model", "random_operands", "model_check", "DISTS"]
+__all__ = [
+    "Fingerprint",
+    "fingerprint",
+    "infer_model",
+    "random_operands",
+    "model_check",
+    "DISTS",
+    "replay_model",
+]
 
 
 # ----------------------------------------------------------- the model
@@ -152,7 +160,7 @@ def fingerprint(t: Target) -> Fingerprint:
     return Fingerprint(t.device, t.key, f, model, _replay(pr, model), pr.calls, assumed(f, t), pr)
 
 
-def _replay_model(t: Target, fp: Fingerprint, model: DevModel) -> dict:
+def replay_model(fp: Fingerprint, model: DevModel) -> dict:
     """Another model's replay on the probes this fingerprint ran."""
     return _replay(fp.prober, model)
 

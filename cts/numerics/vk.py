@@ -199,6 +199,7 @@ class VkCoopRunner:
                     "N": p.NSize,
                     "K": p.KSize,
                     "A": p.AType,
+                    "B": p.BType,
                     "C": p.CType,
                     "R": p.ResultType,
                     "scope": p.scope,
