@@ -85,6 +85,18 @@ def main(argv: list[str]) -> int:
     ap.add_argument(
         "-j", "--jobs", type=int, default=os.cpu_count() or 1, help="shard processes (default: cores)"
     )
+    ap.add_argument(
+        "--no-warm-up",
+        action="store_true",
+        help="fork the shards right after the imports, without the throw-away collection "
+        "(each shard then builds its case spaces itself; for measuring)",
+    )
+    ap.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="where PYTHONDONTWRITEBYTECODE is set, leave it so (by default the sweep keeps compiled "
+        "modules in $XDG_CACHE_HOME/cts/pycache, outside the source tree)",
+    )
     a, pytest_args = ap.parse_known_args(argv)
     if pytest_args[:1] == ["--"]:
         pytest_args = pytest_args[1:]
@@ -108,9 +120,12 @@ def main(argv: list[str]) -> int:
     procs: list[tuple[int, subprocess.Popen | _Forked, Path]] = []
     fork = hasattr(os, "fork") and not a.spawn
     warm = ""
+    cache = "" if a.no_bytecode_cache else _bytecode_cache()
+    if cache:
+        warm += f" (compiled modules kept in {cache}: PYTHONDONTWRITEBYTECODE is set)"
     if fork:  # the shards start from this process's imports: no interpreter, pytest or numpy start-up
-        _warm_imports()
-        warm = f" (warm-up {time.perf_counter() - t0:.2f}s)"
+        _warm_imports(collect=not a.no_warm_up)
+        warm = f" (warm-up {time.perf_counter() - t0:.2f}s)" + warm
     print(f"cts sweep: run {run_id}, {n} shard processes, report in {report}{warm}", flush=True)
     interrupted = False
     try:
@@ -129,9 +144,7 @@ def main(argv: list[str]) -> int:
             with open(log, "w") as out:
                 cmd = [sys.executable, "-m", "pytest", *args]
                 procs.append((k, subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT), log))
-        for k, p, log in procs:
-            rc = p.wait()
-            print(f"  shard {k}/{n}: exit {rc}, {_summary(log)}", flush=True)
+        _wait_all(procs, report / "journal" / run_id, n)
     except KeyboardInterrupt:  # the shards got the same Ctrl-C: let them write their interrupted lines
         interrupted = True
         for _, p, _ in procs:
@@ -153,7 +166,47 @@ def main(argv: list[str]) -> int:
     return _merge(report, run_id, ran, codes, interrupted)
 
 
-def _warm_imports() -> None:
+def _bytecode_cache() -> str:
+    """Where PYTHONDONTWRITEBYTECODE (or ``-B``) keeps Python from caching
+    compiled modules, every shard would compile the suite, pytest's plugins
+    and the case modules (assertion rewriting included) from source: seconds
+    on a 16-core sweep.  The launcher and its shards then keep them in a
+    cache folder outside the source tree (``sys.pycache_prefix``, which
+    pytest's rewriting honours too; ``PYTHONPYCACHEPREFIX`` if set).  The
+    folder; '' when caching is already on."""
+    if not sys.dont_write_bytecode:
+        return ""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    folder = sys.pycache_prefix or os.path.join(base, "cts", "pycache")
+    sys.pycache_prefix, sys.dont_write_bytecode = folder, False
+    os.environ["PYTHONPYCACHEPREFIX"] = folder  # shards started with --spawn
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    return folder
+
+
+def _wait_all(procs: list, jdir: Path, n: int) -> None:
+    """Wait for every shard, in the order they finish; each finished
+    shard's journal is read at once (``cts.report.record.prime``) while the
+    others still run, so the merge at the end has only the merging left."""
+    from cts.report.record import prime
+
+    left = list(procs)
+    while left:
+        done = [t for t in left if t[1].poll() is not None]
+        if not done:
+            time.sleep(0.01)
+            continue
+        for t in done:
+            k, p, log = t
+            left.remove(t)
+            print(f"  shard {k}/{n}: exit {p.returncode}, {_summary(log)}", flush=True)
+            try:
+                prime(sorted(jdir.glob(f"shard{k}of{n}-*.jsonl")))
+            except OSError:  # read again (and its problem said) by the merge
+                pass
+
+
+def _warm_imports(collect: bool = True) -> None:
     """Before forking, run one throw-away pytest session in this process
     that collects (almost) nothing: it imports pytest's plugins (assertion
     rewriting of every installed pytest plugin package, e.g. hypothesis,
@@ -169,6 +222,8 @@ def _warm_imports() -> None:
             importlib.import_module(mod)
         except ImportError:
             return
+    if not collect:
+        return
     import pytest
 
     saved = os.dup(1), os.dup(2)
@@ -222,6 +277,14 @@ class _Forked:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
+
+    def poll(self) -> int | None:
+        """The exit status, or None while the shard runs (``Popen.poll``)."""
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -284,7 +347,7 @@ def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], inter
     if rec is None or not rec.rows:
         print(f"cts sweep: no case recorded in {jdir} (shard exit codes {sorted(set(codes), key=str)})")
         return 2 if interrupted else (5 if set(codes) <= {5} else 3)
-    for p in write_record(rec, report):
+    for p in write_record(rec, report, aside=True):
         print(f"cts sweep: {p}")
     tot = summarize(rec.rows)
     merged = time.perf_counter() - t1

@@ -206,3 +206,53 @@ def test_sweep_launcher_merges_junit_of_its_shards(tmp_path):
     assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-1500:]
     names = [c.attrib["name"] for c in ET.parse(junit).getroot().iter("testcase")]
     assert len(names) == len(set(names)) == len(results(tmp_path / "r" / "results.csv")) == 56
+
+
+def test_a_journal_read_ahead_is_used_only_while_the_file_is_unchanged(tmp_path):
+    """The launcher reads a finished shard's journal while the others run
+    (``prime``); a file that changed after (resumed into, copied over) is
+    read again, so the merge never misses a line."""
+    from cts.report.record import prime
+
+    f = tmp_path / "j" / "main-1.jsonl"
+    j = Journal(f, file_header("r1", {"backend": "emulator"}, "main"))
+    j.append({"nodeid": "cases/t.py::t[a]", "family": "f", "case_id": "a", "outcome": "passed", "time": 1.0})
+    j.close()
+    assert prime([f]) == 1
+    assert [r["case_id"] for r in read_record([tmp_path / "j"]).rows] == ["a"]
+    assert prime([f]) == 1
+    with open(f, "a", encoding="utf-8") as fh:  # the file grows after it was read ahead
+        fh.write(json.dumps({"nodeid": "cases/t.py::t[b]", "family": "f", "case_id": "b",
+                             "outcome": "failed", "time": 2.0}) + "\n")  # fmt: skip
+    rows = {r["case_id"]: r["outcome"] for r in read_record([tmp_path / "j"]).rows}
+    assert rows == {"a": "passed", "b": "failed"}
+
+
+def test_the_html_built_aside_equals_the_html_built_here_and_a_failing_child_raises_here():
+    from cts.report.markdown import _aside
+
+    assert _aside(lambda n: "é" * n, 70000)() == "é" * 70000  # more than a pipe holds at once
+
+    def broken() -> str:
+        raise KeyError("in the child and again here")
+
+    get = _aside(broken)
+    with pytest.raises(KeyError, match="again here"):
+        get()
+
+
+def test_the_sweep_keeps_compiled_modules_outside_the_tree_when_bytecode_writing_is_off(tmp_path):
+    env = {
+        **__import__("os").environ,
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+    }
+    p = subprocess.run(
+        [sys.executable, "-m", "cts", "sweep", "-j", "1", INTEL, "-k", "sg8 and i8_i8 and k32 and M1 and not wg",
+         "--report-dir", str(tmp_path / "r")],
+        cwd=ROOT, capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    cache = tmp_path / "xdg" / "cts" / "pycache"
+    assert f"compiled modules kept in {cache}" in p.stdout
+    assert any(cache.rglob("plugin/*.pyc")), "the suite's modules were not cached"

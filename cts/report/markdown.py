@@ -449,10 +449,48 @@ def _write_set(files: dict[Path, str]) -> None:
                 pass
 
 
+def _aside(fn, *args):
+    """``fn(*args)`` (text) computed by a forked child while this process
+    goes on; returns the getter of its value.  Only for a process without
+    other threads (the sweep launcher, ``python -m cts report``): a child
+    that fails hands the work back to this process, which then raises the
+    error itself."""
+    try:
+        r, w = os.pipe()
+        pid = os.fork()
+    except (OSError, AttributeError):
+        value = fn(*args)
+        return lambda: value
+    if pid == 0:  # the child: compute, send, leave without running the parent's exit handlers
+        code = 1
+        try:
+            os.close(r)
+            data = fn(*args).encode("utf-8")
+            with os.fdopen(w, "wb") as fh:
+                fh.write(data)
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(w)
+
+    def get() -> str:
+        with os.fdopen(r, "rb") as fh:
+            data = fh.read()
+        _, status = os.waitpid(pid, 0)
+        return data.decode("utf-8") if os.waitstatus_to_exitcode(status) == 0 else fn(*args)
+
+    return get
+
+
 def write_reports(
-    rows: list[dict], out_dir: str | Path, sessions: list[dict] | None = None, record: Record | None = None
+    rows: list[dict],
+    out_dir: str | Path,
+    sessions: list[dict] | None = None,
+    record: Record | None = None,
+    aside: bool = False,
 ) -> list[Path]:
-    """report.md, report.html and results.csv in ``out_dir``, all or none."""
+    """report.md, report.html and results.csv in ``out_dir``, all or none.
+    ``aside``: the HTML is built by a forked child meanwhile (``_aside``)."""
     from cts.numerics.report import report_section
     from cts.report.html import html_report
 
@@ -465,19 +503,18 @@ def write_reports(
         raise OSError(f"cannot write the report to {out_dir}: {e.strerror or e}") from None
     num_md, num_html = report_section(out_dir)  # python -m cts numerics output beside it, if any
     md, page, res = out_dir / "report.md", out_dir / "report.html", out_dir / "results.csv"
-    _write_set(
-        {
-            md: markdown_report(rows, sessions, record) + num_md,
-            page: html_report(rows, sessions, record).replace("</body>", num_html + "</body>", 1),
-            res: csv_text(rows),
-        }
-    )
+    html = _aside(html_report, rows, sessions, record) if aside else None
+    text, csv = markdown_report(rows, sessions, record) + num_md, csv_text(rows)
+    page_text = html() if html is not None else html_report(rows, sessions, record)
+    _write_set({md: text, page: page_text.replace("</body>", num_html + "</body>", 1), res: csv})
     return [md, page, res]
 
 
-def write_record(rec: Record, out_dir: str | Path, extra_notes: list[dict] | None = None) -> list[Path]:
-    """The three reports of a merged record."""
-    return write_reports(rec.rows, out_dir, [*rec.sessions, *rec.notes, *(extra_notes or [])], rec)
+def write_record(
+    rec: Record, out_dir: str | Path, extra_notes: list[dict] | None = None, aside: bool = False
+) -> list[Path]:
+    """The three reports of a merged record (``aside``: see ``write_reports``)."""
+    return write_reports(rec.rows, out_dir, [*rec.sessions, *rec.notes, *(extra_notes or [])], rec, aside)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -513,7 +550,7 @@ def main(argv: list[str]) -> int:
         print(f"cts report: journal problem: {p}")
     if len(rec.problems) > 20:
         print(f"cts report: ... {len(rec.problems) - 20} more journal problems (listed in the report)")
-    for p in write_record(rec, a.out):
+    for p in write_record(rec, a.out, aside=True):
         print(p)
     tot = summarize(rec.rows)
     print(", ".join(f"{k} {v}" for k, v in tot.items() if v))

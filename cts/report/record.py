@@ -42,7 +42,7 @@ from cts.report.journal import (
 
 _CASE_KINDS = (None, "start", "interrupted")  # the lines a file header's defaults complete
 
-__all__ = ["Record", "RunInfo", "read_record", "read_journals", "journal_files"]
+__all__ = ["Record", "RunInfo", "read_record", "read_journals", "journal_files", "prime"]
 
 
 def journal_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
@@ -275,6 +275,87 @@ def _legacy_ident(rows: list[dict]) -> dict:
     return {"schema": 1}
 
 
+def _parse_file(f: Path) -> tuple[list[tuple[dict | None, list[dict], int]], list[str]]:
+    """One journal file: its sections (header or None for schema 1, its
+    lines completed with the header's defaults, the header's line number)
+    and the problems of its lines.  A pure function of the file, so a
+    finished shard's journal can be read while the others run (``prime``)."""
+    problems: list[str] = []
+    sections: list[tuple[dict | None, list[dict], int]] = [(None, [], 1)]  # (header, rows, first line)
+    name = str(f)
+    loads = json.loads
+    for n, raw in _raw_lines(f):
+        if raw is None:
+            problems.append(f"{name}:{n}: line longer than {MAX_LINE} bytes skipped")
+            continue
+        text = raw.decode("utf-8", errors="replace").strip()
+        if not text:
+            continue
+        try:
+            row = loads(text)
+        except ValueError as e:
+            problems.append(
+                f"{name}:{n}: not JSON ({str(e)[:80]}); a line cut by a killed process or a bad copy"
+            )
+            continue
+        why = row_problem(row)
+        if why:
+            problems.append(f"{name}:{n}: {why}")
+            continue
+        if row.get("kind") == "journal":  # a new process's journal (files may be concatenated)
+            if sections[-1][0] is None and not sections[-1][1]:
+                sections[-1] = (row, [], n)
+            else:
+                sections.append((row, [], n))
+            continue
+        for k in ("changed", "run", "cfg", "flaky_outcome", "flaky_reason"):  # the reader's own fields
+            row.pop(k, None)
+        row["_file"] = name  # its process's fault log lies beside it
+        row["_proc"] = f"{name}#{len(sections)}"  # the process that wrote it
+        sections[-1][1].append(row)
+    out = []
+    for header, rows, line in sections:
+        if header is not None and header["schema"] > SCHEMA:
+            problems.append(
+                f"{name}:{line}: journal schema {header['schema']} is newer than this suite reads ({SCHEMA}); "
+                f"skipped ({len(rows)} lines): update the suite to read it"
+            )
+            continue
+        if header is not None and (header.get("defaults") or header.get("rerun_tail") is not None):
+            rows = [with_defaults(r, header) if r.get("kind") in _CASE_KINDS else r for r in rows]
+        out.append((header, rows, line))
+    return out, problems
+
+
+_PARSED: dict[str, tuple[tuple[int, int], tuple]] = {}  # path -> (size, mtime), _parse_file(path)
+
+
+def prime(paths: Iterable[str | os.PathLike]) -> int:
+    """Read journal files ahead of ``read_record`` (e.g. a finished shard's
+    while the others still run): kept with their size and modification
+    time, so a file that changed after is read again.  The number of files
+    read."""
+    n = 0
+    for f in journal_files(paths):
+        key, st = str(f.resolve()), f.stat()
+        _PARSED[key] = ((st.st_size, st.st_mtime_ns), _parse_file(f))
+        n += 1
+    return n
+
+
+def _parsed(f: Path) -> tuple:
+    """``_parse_file(f)``, from ``prime`` when the file is unchanged since."""
+    got = _PARSED.pop(str(f.resolve()), None)
+    if got is not None:
+        try:
+            st = f.stat()
+        except OSError:
+            st = None
+        if st is not None and got[0] == (st.st_size, st.st_mtime_ns):
+            return got[1]
+    return _parse_file(f)
+
+
 def read_record(paths: Iterable[str | os.PathLike]) -> Record:
     """Read, validate and merge journals (files or folders)."""
     problems: list[str] = []
@@ -283,51 +364,15 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
     notes: list[dict] = []
     legacy: dict[str, list[tuple[Path, list[dict]]]] = {}
     parsed: list[tuple[RunInfo, Path, list[dict]]] = []
-    for f in journal_files(paths):
-        sections: list[tuple[dict | None, list[dict], int]] = [(None, [], 1)]  # (header, rows, first line)
-        for n, raw in _raw_lines(f):
-            where = f"{f}:{n}"
-            if raw is None:
-                problems.append(f"{where}: line longer than {MAX_LINE} bytes skipped")
-                continue
-            text = raw.decode("utf-8", errors="replace").strip()
-            if not text:
-                continue
-            try:
-                row = json.loads(text)
-            except ValueError as e:
-                problems.append(
-                    f"{where}: not JSON ({str(e)[:80]}); a line cut by a killed process or a bad copy"
-                )
-                continue
-            why = row_problem(row)
-            if why:
-                problems.append(f"{where}: {why}")
-                continue
-            if row.get("kind") == "journal":  # a new process's journal (files may be concatenated)
-                if sections[-1][0] is None and not sections[-1][1]:
-                    sections[-1] = (row, [], n)
-                else:
-                    sections.append((row, [], n))
-                continue
-            for k in ("changed", "run", "cfg", "flaky_outcome", "flaky_reason"):  # the reader's own fields
-                row.pop(k, None)
-            row["_file"] = str(f)  # its process's fault log lies beside it
-            row["_proc"] = f"{f}#{len(sections)}"  # the process that wrote it
-            sections[-1][1].append(row)
-        for header, rows, line in sections:
+    files = journal_files(paths)
+    for f in files:
+        sections, bad = _parsed(f)
+        problems.extend(bad)
+        for header, rows, _line in sections:
             if header is None:
                 if rows:  # schema 1: one configuration per folder
                     legacy.setdefault(str(f.parent), []).append((f, rows))
                 continue
-            if header["schema"] > SCHEMA:
-                problems.append(
-                    f"{f}:{line}: journal schema {header['schema']} is newer than this suite reads ({SCHEMA}); "
-                    f"skipped ({len(rows)} lines): update the suite to read it"
-                )
-                continue
-            if header.get("defaults") or header.get("rerun_tail") is not None:  # schema 3: short lines
-                rows = [with_defaults(r, header) if r.get("kind") in _CASE_KINDS else r for r in rows]
             cfg = str(header.get("cfg") or ident_key(header["ident"]))
             run = header["run"]
             if run in runs and runs[run].cfg != cfg:  # one --run-id given to two configurations:
