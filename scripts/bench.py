@@ -123,8 +123,30 @@ def bench_sweep(sel: list[str], jobs: list[int], shards: bool) -> None:
         print(
             f"{len(ids)} cases ({' '.join(sel)}), {os.cpu_count()} CPUs; floor = the same ids as no-op tests\n"
         )
-        print("| run | suite | floor | ratio | speed-up vs serial | harness ms/case | peak RSS | result |")
-        print("|---|---|---|---|---|---|---|---|")
+        ceiling = {j: cpu_ceiling(j) for j in jobs}
+        print(
+            "machine ceiling (J busy processes of pure Python at once vs one): "
+            + ", ".join(f"J={j}: {c:.2f}x" for j, c in ceiling.items())
+            + "\n"
+        )
+        if shards:  # fill the compiled-module cache of `cts sweep` (where PYTHONDONTWRITEBYTECODE is set)
+            prime = [
+                sys.executable,
+                "-m",
+                "cts",
+                "sweep",
+                "-j",
+                "2",
+                *sel,
+                "-k",
+                "tf32",
+                f"--report-dir={tmp / 'p'}",
+            ]
+            subprocess.run(prime, cwd=ROOT, capture_output=True)
+        print(
+            "| run | suite | floor | ratio | speed-up vs serial | of the ceiling | harness ms/case | peak RSS | result |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
         serial = None
         serial_fams: dict = {}
         for j in jobs:
@@ -141,7 +163,8 @@ def bench_sweep(sel: list[str], jobs: list[int], shards: bool) -> None:
             label = "serial (-p no:xdist)" if j == 1 else f"pytest -n {j}"
             print(
                 f"| {label} | {dt:.1f} s | {fdt:.1f} s | {dt / fdt:.2f}x | {serial / dt:.2f}x | "
-                f"{(dt - fdt - inside) / len(ids) * 1e3:.2f} | {rss} MB | {summary(text)} |"
+                f"{serial / dt / ceiling[j]:.0%} | {(dt - fdt - inside) / len(ids) * 1e3:.2f} | {rss} MB | "
+                f"{summary(text)} |"
             )
             if shards and j > 1:
                 report = tmp / f"report-s{j}"
@@ -150,7 +173,7 @@ def bench_sweep(sel: list[str], jobs: list[int], shards: bool) -> None:
                 fdt = floor_shards(ids, j, tmp / f"floor-s{j}")
                 print(
                     f"| cts sweep -j {j} | {dt:.1f} s | {fdt:.1f} s | {dt / fdt:.2f}x | {serial / dt:.2f}x | "
-                    f"| {rss} MB | {summary(text)} |"
+                    f"{serial / dt / ceiling[j]:.0%} | | {rss} MB | {summary(text)} |"
                 )
         print("\n| family | cases | in case functions (serial) | ms/case | cases/s |")
         print("|---|---|---|---|---|")
@@ -158,6 +181,24 @@ def bench_sweep(sel: list[str], jobs: list[int], shards: bool) -> None:
             print(f"| {k} | {c} | {t:.2f} s | {t / c * 1e3:.2f} | {c / t if t else 0:.0f} |")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def cpu_ceiling(n: int, repeat: int = 3) -> float:
+    """The machine's own limit for ``n`` processes: ``n`` copies of a pure
+    Python loop at once against one alone (throughput ratio, best of
+    ``repeat``).  A VM whose cores slow down when all of them are busy
+    cannot give any sweep more than this."""
+    loop = [sys.executable, "-c", "sum(range(15_000_000))"]
+
+    def wall(k: int) -> float:
+        t0 = time.perf_counter()
+        procs = [subprocess.Popen(loop) for _ in range(k)]
+        for p in procs:
+            p.wait()
+        return time.perf_counter() - t0
+
+    one = min(wall(1) for _ in range(repeat))
+    return n * one / min(wall(n) for _ in range(repeat)) if n > 1 else 1.0
 
 
 def floor_shards(ids: list[str], n: int, into: Path) -> float:

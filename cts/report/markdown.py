@@ -449,12 +449,25 @@ def _write_set(files: dict[Path, str]) -> None:
                 pass
 
 
+def _one_thread() -> bool:
+    """This process has no other OS thread (a driver's worker threads, an
+    xdist controller's I/O threads): forking it cannot leave a lock held."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            return any(ln.split() == ["Threads:", "1"] for ln in fh)
+    except OSError:
+        return False
+
+
 def _aside(fn, *args):
     """``fn(*args)`` (text) computed by a forked child while this process
-    goes on; returns the getter of its value.  Only for a process without
-    other threads (the sweep launcher, ``python -m cts report``): a child
-    that fails hands the work back to this process, which then raises the
-    error itself."""
+    goes on; returns the getter of its value.  Only where this process has
+    no other thread; else, or where fork fails, computed here.  A child that
+    fails hands the work back to this process, which then raises the error
+    itself."""
+    if not _one_thread():
+        value = fn(*args)
+        return lambda: value
     try:
         r, w = os.pipe()
         pid = os.fork()
