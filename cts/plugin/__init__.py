@@ -516,10 +516,15 @@ def pytest_report_teststatus(report, config):
     return None
 
 
-@pytest.hookimpl(hookwrapper=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call):
-    outcome = yield
-    report = outcome.get_result()
+    report = yield
+    _journal_report(item, call, report)
+    return report
+
+
+def _journal_report(item: pytest.Item, call, report) -> None:
+    """The journal row of a finished phase (call, or a setup that did not pass)."""
     h = item.config.stash.get(HARNESS, None)
     if h is None or not _journaled(item):
         return
