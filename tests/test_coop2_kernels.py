@@ -50,10 +50,11 @@ def test_ops_and_variants_in_the_text():
     assert "LocalSize 128 1 1" in wg
 
 
-def _device(features=FEATURES, max_dim=256, wg_max=256, exts=(COOP2_EXTENSION,)) -> VulkanBackend:
+def _device(features=FEATURES, max_dim=256, wg_max=256, exts=(COOP2_EXTENSION,), bf16=True) -> VulkanBackend:
     b = VulkanBackend()
     b._ready = True
     b.reason, b.coop_reason, b.entries, b.subgroup_size = None, None, list(H100.entries), 32
+    b.bf16_coop = bf16
     b.exts = set(exts)
     b.features = {"vulkanMemoryModel": True, "bufferDeviceAddress": True, "shaderFloat16": True,
                   "storageBuffer16BitAccess": True}  # fmt: skip
@@ -71,7 +72,13 @@ def test_full_device_runs_every_case_its_types_allow():
     b = _device()
     got = {c.id: b.unsupported(c) for c in CASES}
     assert all(_type_gap(r) for r in got.values()), [(i, r) for i, r in got.items() if not _type_gap(r)]
-    assert sum(r is None for r in got.values()) >= 129  # of 162
+    assert sum(r is None for r in got.values()) >= 133  # of 162
+
+
+def test_bf16_feature_is_named():
+    b = _device(bf16=False)
+    bf = [c for c in CASES if "bf16" in c.id]
+    assert bf and {b.unsupported(c) for c in bf} == {"shaderBFloat16CooperativeMatrix is not supported"}
 
 
 def test_missing_extension_and_features_are_named():

@@ -92,30 +92,35 @@ class Coop2Emulation:
         is_int = t not in _FLOATS
         mask = (1 << (8 * np.dtype(bufs["x"].dtype).itemsize)) - 1
 
-        def fold(vals):
-            acc = vals[0]
-            for v in vals[1:]:
-                acc = acc + v if comb == "sum" else (min(acc, v) if comb == "min" else max(acc, v))
+        def fold(vals):  # vals (S, n): the combine function applied pairwise, left to right
+            acc = vals[:, 0]
+            for k in range(1, vals.shape[1]):
+                v = vals[:, k]
+                acc = (
+                    acc + v
+                    if comb == "sum"
+                    else (np.minimum(acc, v) if comb == "min" else np.maximum(acc, v))
+                )
             return acc
 
         if mode in ("row", "col") and self._c2_has("coop2_reduce_row_col_swapped"):
             mode = "col" if mode == "row" else "row"
         res = np.zeros((S, oR, oC), np.float64 if not is_int else np.int64)
-        for s in range(S):
-            for i in range(oR):
-                for j in range(oC):
-                    if mode == "row":
-                        vals = list(x[s, i % R, :])
-                    elif mode == "col":
-                        vals = list(x[s, :, j % C])
-                    elif mode == "rowcol":
-                        vals = list(x[s].ravel())
-                    elif self._c2_has("coop2_reduce_2x2_as_1x4"):
-                        vals = list(x[s].ravel()[4 * (i * oC + j) : 4 * (i * oC + j) + 4])
-                    else:
-                        vals = [x[s, 2 * i + a, 2 * j + b] for a in (0, 1) for b in (0, 1)]
-                    v = fold([int(q) if is_int else float(q) for q in vals])
-                    res[s, i, j] = (v & mask) if is_int else v
+        flat = x.reshape(S, -1)
+        for i in range(oR):
+            for j in range(oC):
+                if mode == "row":
+                    vals = x[:, i % R, :]
+                elif mode == "col":
+                    vals = x[:, :, j % C]
+                elif mode == "rowcol":
+                    vals = flat
+                elif self._c2_has("coop2_reduce_2x2_as_1x4"):
+                    vals = flat[:, 4 * (i * oC + j) : 4 * (i * oC + j) + 4]
+                else:
+                    vals = x[:, 2 * i : 2 * i + 2, 2 * j : 2 * j + 2].reshape(S, 4)
+                v = fold(vals)
+                res[:, i, j] = (v & mask) if is_int else v
         if (oR, oC) != (R, C) and mode != "2x2" and self._c2_has("coop2_reduce_resize_first_only"):
             res[:, 1:, 1:] = 0
         self._put(out, "out", res, t)

@@ -26,8 +26,8 @@ from cts.families.coop2 import COOP2_EXTENSION, FEATURES, Coop2Props, FlexEntry,
 __all__ = ["Coop2Vulkan", "COOP2_FEATURES_STYPE"]
 
 COOP2_FEATURES_STYPE = 1000593000
-COOP2_PROPERTIES_STYPE = 1000593001
-FLEX_PROPERTIES_STYPE = 1000593002
+FLEX_PROPERTIES_STYPE = 1000593001  # VkCooperativeMatrixFlexibleDimensionsPropertiesNV
+COOP2_PROPERTIES_STYPE = 1000593002  # VkPhysicalDeviceCooperativeMatrix2PropertiesNV
 _FLEX_WORDS = 14  # sType, (pad), pNext (2 words), 10 members
 _SCOPES = {2: "workgroup", 3: "subgroup"}
 
@@ -122,10 +122,14 @@ class Coop2Vulkan:
                 return f"{case.wg} invocations exceed cooperativeMatrixWorkgroupScopeMaxWorkgroupSize = {props.wg_max}"
         if case.op == "flex" and case.flex not in props.flex:
             return f"no VkCooperativeMatrixFlexibleDimensionsPropertiesNV entry {case.flex}"
-        for t in {case.t, case.to or case.t}:
-            if t in ("f16",) and not (feats.get("shaderFloat16") and feats.get("storageBuffer16BitAccess")):
-                return "features shaderFloat16 / storageBuffer16BitAccess are not supported"
-        for use, r, c, t in _types(case):
+        types = _types(case)
+        if any(t == "f16" for *_, t in types) and not (
+            feats.get("shaderFloat16") and feats.get("storageBuffer16BitAccess")
+        ):
+            return "features shaderFloat16 / storageBuffer16BitAccess are not supported"
+        if any(t == "bf16" for *_, t in types) and not getattr(self, "bf16_coop", False):
+            return "shaderBFloat16CooperativeMatrix is not supported"
+        for use, r, c, t in types:
             why = type_supported(use, r, c, t, case.scope, self.entries, props)
             if why:
                 return why

@@ -295,11 +295,14 @@ def _reduce_cases(entries, props, sg):
         shapes.append(
             ("rowcol", _first_ok([(R // 2, C // 2), (R, C // 2), (2 * R, 2 * C)], t, entries, props))
         )
-        shapes.append(("2x2", (R // 2, C // 2)))
-        for mode, shp in shapes:
+        # 2x2 halves both dimensions: from a (2R, 2C) source where one is allowed (flexible
+        # dimensions), else from (R, C) to (R/2, C/2)
+        big = type_supported("C", 2 * R, 2 * C, t, "subgroup", entries, props) is None
+        for mode, shp in shapes + [("2x2", (R, C) if big else (R // 2, C // 2))]:
+            sr, sc = (2 * R, 2 * C) if mode == "2x2" and big else (R, C)
             for comb in ("sum", "min", "max"):
-                tag = "same" if shp == (R, C) else f"out{shp[0]}x{shp[1]}"
-                out.append(Coop2Case("reduce", f"{mode}-{comb}-{tag}", "C", R, C, t, out=shp, sg=sg))
+                tag = "same" if shp == (sr, sc) else f"out{shp[0]}x{shp[1]}"
+                out.append(Coop2Case("reduce", f"{mode}-{comb}-{tag}", "C", sr, sc, t, out=shp, sg=sg))
     return out
 
 

@@ -82,10 +82,16 @@ class _Mod:
     def scalar(self, t: str) -> str:
         et = etype(t)
         if et.bits == 16:
-            self.caps.add("Float16" if et.is_float else "Int16")
+            self.caps.add(
+                ("Float16" if t == "f16" else "StorageBuffer16BitAccess") if et.is_float else "Int16"
+            )
             self.caps.add("StorageBuffer16BitAccess")
         if et.bits == 8:
             self.caps |= {"Int8", "StorageBuffer8BitAccess"}
+        if t == "bf16":  # SPV_KHR_bfloat16
+            self.caps |= {"BFloat16TypeKHR", "BFloat16CooperativeMatrixKHR"}
+            self.exts.add("SPV_KHR_bfloat16")
+            return self.decl("OpTypeFloat 16 BFloat16KHR")
         if et.is_float:
             return self.decl(f"OpTypeFloat {et.bits}")
         return self.decl(f"OpTypeInt {et.bits} {1 if et.kind == 'int' else 0}")
