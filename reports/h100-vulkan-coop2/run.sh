@@ -6,7 +6,7 @@
 #   rsync -a --exclude .git --exclude .venv --exclude .cache --exclude reports <worktree>/ /work/main/.cache/h-coop2/
 #   run: bash .cache/h-coop2/reports/h100-vulkan-coop2/run.sh   carry: .whl .gl .cache/h-coop2
 # Writes to $OUT: nvidia-smi.txt, coop2.json (features, properties, flexible-dimension
-# entries as the driver reports them), pytest.log, report.md/html, results.csv, journal.jsonl.
+# entries as the driver reports them), pytest.log, report.md/html, results.csv, journal.jsonl, seed2.log.
 set -u
 ROOT=$PWD
 SNAP=${SNAP:-$ROOT/.cache/h-coop2}
@@ -34,6 +34,10 @@ timeout 400 python3 -m pytest cases/test_coop_matrix2.py --backend vulkan -p no:
   --report-dir "$OUT/run" > "$OUT/pytest.log" 2>&1
 echo "run rc=$? $(( $(date +%s) - s )) s: $(tail -1 "$OUT/pytest.log")"
 grep -E "FAILED|ERROR" "$OUT/pytest.log" | head -40
+s=$(date +%s)  # a second seed: other data, same verdicts expected
+timeout 200 python3 -m pytest cases/test_coop_matrix2.py --backend vulkan -p no:cacheprovider -q -n 8 --seed 2 \
+  --report-dir /tmp/seed2 > "$OUT/seed2.log" 2>&1
+echo "seed2 rc=$? $(( $(date +%s) - s )) s: $(tail -1 "$OUT/seed2.log")"
 cp "$OUT"/run/report.md "$OUT"/run/report.html "$OUT"/run/results.csv "$OUT"/ 2>/dev/null
 cat "$OUT"/run/journal/*.jsonl > "$OUT/journal.jsonl" 2>/dev/null
 rm -rf "$OUT/run"
