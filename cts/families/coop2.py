@@ -15,7 +15,8 @@ Operations (id token = op, then the variant):
 * ``reduce-<row|col|rowcol|2x2>-<sum|min|max>-<same|outRxC>``:
   OpCooperativeMatrixReduceNV on accumulators (feature reductions), with the
   Result shape equal to the source (``same``) or changed (``outRxC``: Row and
-  Column change the free dimension, 2x2 halves both).
+  Column halve or double the free dimension, Row|Column halve or double both,
+  2x2 halves both, from a (2R, 2C) source where flexible dimensions allow).
 * ``perelem-<rc|scalar|mat>``: OpCooperativeMatrixPerElementOpNV with Func(row,
   col, x) = x + row*C + col; ``scalar`` adds an extra scalar operand s
   (x*s + row*C + col), ``mat`` an extra matrix operand y (x - 2y + row*C + col)
@@ -290,11 +291,10 @@ def _reduce_cases(entries, props, sg):
     for m in _acc_types(entries):
         R, C, t = m.rows, m.cols, m.t
         shapes = [("row", (R, C)), ("col", (R, C)), ("rowcol", (R, C))]
-        shapes.append(("row", _first_ok([(R, C // 2), (R, 2 * C)], t, entries, props)))
-        shapes.append(("col", _first_ok([(R // 2, C), (2 * R, C)], t, entries, props)))
-        shapes.append(
-            ("rowcol", _first_ok([(R // 2, C // 2), (R, C // 2), (2 * R, 2 * C)], t, entries, props))
-        )
+        # changed dimensions: a smaller and a larger Result (VK-GL-CTS's changedim cases are 3x larger)
+        shapes += [("row", (R, C // 2)), ("row", (R, 2 * C)), ("col", (R // 2, C)), ("col", (2 * R, C))]
+        shapes.append(("rowcol", _first_ok([(R // 2, C // 2), (R, C // 2)], t, entries, props)))
+        shapes.append(("rowcol", (2 * R, 2 * C)))
         # 2x2 halves both dimensions: from a (2R, 2C) source where one is allowed (flexible
         # dimensions), else from (R, C) to (R/2, C/2)
         big = type_supported("C", 2 * R, 2 * C, t, "subgroup", entries, props) is None

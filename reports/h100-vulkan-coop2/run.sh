@@ -39,6 +39,6 @@ timeout 200 python3 -m pytest cases/test_coop_matrix2.py --backend vulkan -p no:
   --report-dir /tmp/seed2 > "$OUT/seed2.log" 2>&1
 echo "seed2 rc=$? $(( $(date +%s) - s )) s: $(tail -1 "$OUT/seed2.log")"
 cp "$OUT"/run/report.md "$OUT"/run/report.html "$OUT"/run/results.csv "$OUT"/ 2>/dev/null
-cat "$OUT"/run/journal/*.jsonl > "$OUT/journal.jsonl" 2>/dev/null
+find "$OUT/run" -name "*.jsonl" -exec cat {} + > "$OUT/journal.jsonl" 2>/dev/null
 rm -rf "$OUT/run"
 [ -s "$OUT/coop2.err" ] || rm -f "$OUT/coop2.err"
