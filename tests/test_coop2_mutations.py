@@ -39,7 +39,7 @@ TARGET = {
     "coop2_view_stride_ignored": "vk2-tensor-ld-vstride-",
     "coop2_decode_inblock_reversed": "vk2-decode-",
     "coop2_flex_k_tail_dropped": "vk2-flex-",
-    "coop2_wg_scope_first_subgroup": "vk2-flex-m32n32k32-f16_f16_f32_f32-wg",
+    "coop2_wg_scope_first_subgroup": "-wg128",
 }
 # a fault whose op spans two op tokens lists both
 # (block loads address through a tensor layout too)

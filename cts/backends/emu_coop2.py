@@ -40,7 +40,7 @@ COOP2_FAULTS: dict[str, str] = {
     "coop2_view_stride_ignored": "tensor view: its own strides ignored (span strides used)",
     "coop2_decode_inblock_reversed": "DecodeFunc: coordInBlock passed in reversed dimension order",
     "coop2_flex_k_tail_dropped": "flexible-dimension MulAdd drops the last K granule",
-    "coop2_wg_scope_first_subgroup": "workgroup-scope MulAdd: rows past the first subgroup's share keep C",
+    "coop2_wg_scope_first_subgroup": "workgroup scope: results past the first subgroup's share are not written",
 }
 
 _FLOATS = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
@@ -67,6 +67,11 @@ class Coop2Emulation:
         out = {k: np.array(v, copy=True) for k, v in bufs.items()}
         fn = getattr(self, f"_c2_{case.op}")
         fn(case, bufs, out)
+        if case.scope == "workgroup" and self._c2_has("coop2_wg_scope_first_subgroup"):
+            for name, v in out.items():  # results past the first subgroup's share are not written
+                if not np.array_equal(v, bufs[name]):
+                    share = max(1, v.shape[1] * case.sg // max(case.wg, 1))
+                    v[:, share:] = bufs[name][:, share:]
         return out
 
     def _c2_has(self, name: str) -> bool:
@@ -319,9 +324,6 @@ class Coop2Emulation:
         d = c.copy()
         for k in range(kk):
             d = d + a[:, :, k, None] * b[:, None, k, :]
-        if case.scope == "workgroup" and self._c2_has("coop2_wg_scope_first_subgroup"):
-            share = max(1, M * case.sg // max(case.wg, 1))
-            d[:, share:, :] = c[:, share:, :]
         if f.R not in _FLOATS:
             d = d.astype(np.int64)
         self._put(out, "d", d, f.R)

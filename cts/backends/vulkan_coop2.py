@@ -130,7 +130,7 @@ class Coop2Vulkan:
         if any(t == "bf16" for *_, t in types) and not getattr(self, "bf16_coop", False):
             return "shaderBFloat16CooperativeMatrix is not supported"
         for use, r, c, t in types:
-            why = type_supported(use, r, c, t, case.scope, self.entries, props)
+            why = type_supported(use, r, c, t, case.scope, self.entries, props, case.wg)
             if why:
                 return why
         return None

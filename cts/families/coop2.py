@@ -177,7 +177,8 @@ class Coop2Case:
                 + (f"{self.wg}" if self.scope == "workgroup" else "")
             )
         to = f"_to_{self.to}" if self.to else ""
-        return f"vk2-{self.op}-{self.variant}-{self.use}{self.rows}x{self.cols}-{self.t}{to}-{SCOPE_ID[self.scope]}"
+        wg = f"{self.wg}" if self.scope == "workgroup" else ""
+        return f"vk2-{self.op}-{self.variant}-{self.use}{self.rows}x{self.cols}-{self.t}{to}-{SCOPE_ID[self.scope]}{wg}"
 
     @property
     def feature(self) -> str:
@@ -243,17 +244,18 @@ def _khr_types(entries) -> set:
     return out
 
 
-def type_supported(use, rows, cols, t, scope, entries, props: Coop2Props) -> str | None:
+def type_supported(use, rows, cols, t, scope, entries, props: Coop2Props, wg: int = 0) -> str | None:
     """None if the matrix type is one a KHR entry allows, or one a flexible
     dimension entry allows (dimensions multiples of its granularity, at most
-    cooperativeMatrixFlexibleDimensionsMaxDimension); else the skip reason."""
+    cooperativeMatrixFlexibleDimensionsMaxDimension; at workgroup scope an
+    entry for ``wg`` invocations); else the skip reason."""
     if _Type(use, rows, cols, t, scope) in _khr_types(entries):
         return None
-    tag = f"{use}{rows}x{cols}-{t} at {scope} scope"
+    tag = f"{use}{rows}x{cols}-{t} at {scope} scope" + (f" with {wg} invocations" if wg else "")
     if "cooperativeMatrixFlexibleDimensions" not in props.features:
         return f"no reported entry has the matrix type {tag} (and cooperativeMatrixFlexibleDimensions is not supported)"
     for f in props.flex:
-        if f.scope != scope:
+        if f.scope != scope or (wg and f.wg != wg):
             continue
         gr, gc, ts = {"A": (f.Mg, f.Kg, (f.A,)), "B": (f.Kg, f.Ng, (f.B,)), "C": (f.Mg, f.Ng, (f.C, f.R))}[
             use
@@ -364,6 +366,32 @@ def _flex_cases(entries, props, sg):
     return out
 
 
+def _wg_cases(entries, props, sg):
+    """Workgroup scope beyond MulAdd: one reduction of each kind, a per-element
+    op, an Accumulator -> A conversion and a tensor load and store, on the
+    accumulator types of the workgroup-scope flexible entry with the fewest
+    invocations and a float A type (one granule: Mg x Ng)."""
+    wgs = [f for f in props.flex if f.scope == "workgroup" and etype(f.A).is_float]
+    if not wgs:
+        return []
+    f0 = min(wgs, key=lambda f: (f.wg, f.C != "f32"))
+    out = []
+    for f in [f for f in wgs if f.wg == f0.wg and f.A == f0.A]:
+        R, C, t, k = f.Mg, f.Ng, f.C, dict(scope="workgroup", sg=sg, wg=f.wg)
+        out += [
+            Coop2Case("reduce", "row-sum-same", "C", R, C, t, out=(R, C), **k),
+            Coop2Case("reduce", "rowcol-max-same", "C", R, C, t, out=(R, C), **k),
+            Coop2Case("perelem", "rc", "C", R, C, t, **k),
+            Coop2Case("tensor", "ld-d2", "C", R, C, t, **k),
+            Coop2Case("tensor", "st-d2", "C", R, C, t, **k),
+        ]
+        if f.Kg == f.Ng and etype(f.C).is_float:
+            out.append(
+                Coop2Case("convert", "acc_a", "C", R, f.Kg, t, to="" if f.A == t else f.A, out=(R, f.Kg), **k)
+            )
+    return out
+
+
 def coop2_cases(entries, props: Coop2Props, sg: int) -> list[Coop2Case]:
     """Every case of the family for these KHR entries and coop2 properties."""
     entries = list(entries)
@@ -373,6 +401,7 @@ def coop2_cases(entries, props: Coop2Props, sg: int) -> list[Coop2Case]:
         + _convert_cases(entries, sg)
         + _tensor_cases(entries, sg)
         + _flex_cases(entries, props, sg)
+        + _wg_cases(entries, props, sg)
     )
 
 

@@ -321,33 +321,33 @@ def module_text(case: Coop2Case) -> str:
     if op == "reduce":
         m.caps.add("CooperativeMatrixReductionsNV")
         mode, comb, _ = case.variant.split("-")
-        x = _load(m, bufs, "x", s, case, t, "C", R, C)
+        x = _load(m, bufs, "x", s, case, t, "C", R, C, case.scope)
         f = _combine(m, t, comb)
         oR, oC = case.out
-        r = m.emit(f"OpCooperativeMatrixReduceNV {m.mat(t, 'C', oR, oC, 'subgroup')} {x} {REDUCE[mode]} {f}")
+        r = m.emit(f"OpCooperativeMatrixReduceNV {m.mat(t, 'C', oR, oC, case.scope)} {x} {REDUCE[mode]} {f}")
         _store(m, bufs, "out", s, case, r, oC)
     elif op == "perelem":
         m.caps.add("CooperativeMatrixPerElementOperationsNV")
-        x = _load(m, bufs, "x", s, case, t, case.use, R, C)
+        x = _load(m, bufs, "x", s, case, t, case.use, R, C, case.scope)
         f = _perelem_func(m, case)
         extra = ""
         if case.variant == "scalar":
             p = _row_ptr(m, bufs, "p", s, case)
             extra = " " + m.emit(f"OpLoad {m.scalar(t)} {p}")
         elif case.variant == "mat":
-            extra = " " + _load(m, bufs, "y", s, case, t, case.use, R, C)
-        mt = m.mat(t, case.use, R, C, "subgroup")
+            extra = " " + _load(m, bufs, "y", s, case, t, case.use, R, C, case.scope)
+        mt = m.mat(t, case.use, R, C, case.scope)
         r = m.emit(f"OpCooperativeMatrixPerElementOpNV {mt} {x} {f}{extra}")
         _store(m, bufs, "out", s, case, r, C)
     elif op == "convert":
         m.caps.add("CooperativeMatrixConversionsNV")
-        x = _load(m, bufs, "x", s, case, t, "C", R, C)
+        x = _load(m, bufs, "x", s, case, t, "C", R, C, case.scope)
         to = case.to or t
         oR, oC = case.out
         if case.variant == "transpose":
-            r = m.emit(f"OpCooperativeMatrixTransposeNV {m.mat(to, 'B', oR, oC, 'subgroup')} {x}")
+            r = m.emit(f"OpCooperativeMatrixTransposeNV {m.mat(to, 'B', oR, oC, case.scope)} {x}")
         else:
-            dst = m.mat(to, "A" if case.variant == "acc_a" else "B", oR, oC, "subgroup")
+            dst = m.mat(to, "A" if case.variant == "acc_a" else "B", oR, oC, case.scope)
             if to == t:
                 r = m.emit(f"OpCooperativeMatrixConvertNV {dst} {x}")
             elif etype(t).is_float:
@@ -359,10 +359,10 @@ def module_text(case: Coop2Case) -> str:
         plan = tensor_plan(case, clamp_bits(t))
         lay, view = _layout(m, plan)
         tail = f"TensorView {view}" if view else "None"
-        mt = m.mat(t, case.use, R, C, "subgroup")
+        mt = m.mat(t, case.use, R, C, case.scope)
         p = _row_ptr(m, bufs, "tens", s, case)
         if plan.store:
-            x = _load(m, bufs, "x", s, case, t, case.use, R, C)
+            x = _load(m, bufs, "x", s, case, t, case.use, R, C, case.scope)
             m.body.append(f"OpCooperativeMatrixStoreTensorNV {p} {x} {lay} None {tail}")
         else:
             obj = m.decl(f"OpConstantComposite {mt} {m.const(t, fill_value(t, 'clip'))}", "c")
@@ -372,7 +372,7 @@ def module_text(case: Coop2Case) -> str:
         plan = tensor_plan(case)
         lay, _ = _layout(m, plan)
         f = _decode_func(m, plan)
-        mt = m.mat(t, case.use, R, C, "subgroup")
+        mt = m.mat(t, case.use, R, C, case.scope)
         obj = m.decl(f"OpConstantComposite {mt} {m.const(t, 0)}", "c")
         p = _row_ptr(m, bufs, "tens", s, case)
         r = m.emit(f"OpCooperativeMatrixLoadTensorNV {mt} {p} {obj} {lay} None DecodeFunc {f}")
