@@ -105,6 +105,11 @@ EMULATOR_MAY_IMPORT = {
     ("cts.families.coop", "SCALE"),
     ("cts.families.coop", "SPLAT_CONST"),
     ("cts.families.coop", "case_stride"),
+    # NV coop2: the tensor layout/view instructions, clamp value and Object fill of a
+    # case's kernel (instruction operands; the emulator interprets them itself)
+    ("cts.families.coop2", "tensor_plan"),
+    ("cts.families.coop2", "clamp_bits"),
+    ("cts.families.coop2", "fill_value"),
     # diagnostics only: (invocation, index) of an element, from the
     # emulator's own mapping; the verdict does not depend on it
     ("cts.families.coop", "owner_from_mapping"),

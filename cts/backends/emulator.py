@@ -296,6 +296,7 @@ class IntelEmulation:
 # NumericsEmulation comes first: it wraps _mad of the families below it; HostileEmulation
 # wraps run_intel_mma (crash/hang doubles).
 from cts.backends.emu_coop import CoopEmulation  # noqa: E402  (cooperative matrix)
+from cts.backends.emu_coop2 import Coop2Emulation  # noqa: E402  (NV cooperative matrix 2)
 from cts.backends.emu_hostile import HostileEmulation  # noqa: E402
 from cts.backends.emu_joint import JointEmulation  # noqa: E402  (SYCL joint_matrix)
 from cts.backends.emu_mlir import MlirEmulation  # noqa: E402
@@ -312,6 +313,7 @@ _MIXINS: tuple[type, ...] = (
     SpirvEmulation,
     JointEmulation,
     CoopEmulation,
+    Coop2Emulation,
 )
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
+from cts.backends.vulkan_coop2 import Coop2Vulkan
 from cts.backends.vulkan_mlir import MlirVulkan
 from cts.backends.vulkan_rotate import ROTATE_EXTENSION_VK, ROTATE_FEATURES_STYPE, RotateVulkan
 from cts.families.coop import COOP_EXTENSION, SCOPES, VK_COMPONENT, CoopEntry
@@ -40,7 +41,7 @@ MAX_GROUPS = 65535  # guaranteed maxComputeWorkGroupCount[0]
 WAIT_NS = 20_000_000_000  # a dispatch that takes longer is a hang (the per-case pytest timeout is 300 s)
 
 
-class VulkanBackend(MlirVulkan, RotateVulkan, Backend):
+class VulkanBackend(Coop2Vulkan, MlirVulkan, RotateVulkan, Backend):
     name = "vulkan"
     coop_apis = ("vk",)
 
@@ -196,6 +197,7 @@ class VulkanBackend(MlirVulkan, RotateVulkan, Backend):
         if has_bf16:
             ffi.cast("void**", ffi.cast("char*", self._bf16) + 8)[0] = tail
             tail = ffi.cast("void*", self._bf16)
+        tail = self._coop2_link(tail)  # VkPhysicalDeviceCooperativeMatrix2FeaturesNV where offered
         coop = vk.VkPhysicalDeviceCooperativeMatrixFeaturesKHR(pNext=tail)
         f13 = vk.VkPhysicalDeviceVulkan13Features(pNext=coop if has_coop else tail)
         f12 = vk.VkPhysicalDeviceVulkan12Features(pNext=f13)
@@ -219,6 +221,7 @@ class VulkanBackend(MlirVulkan, RotateVulkan, Backend):
             "storageBuffer8BitAccess": bool(f12.storageBuffer8BitAccess),
             "storageBuffer16BitAccess": bool(f11.storageBuffer16BitAccess),
             "vulkanMemoryModel": bool(f12.vulkanMemoryModel),
+            "bufferDeviceAddress": bool(f12.bufferDeviceAddress),
             "shaderBFloat16CooperativeMatrix": self.bf16_coop,
         }
         self.info.extra["features"] = {k: int(v) for k, v in self.features.items()}
@@ -230,6 +233,7 @@ class VulkanBackend(MlirVulkan, RotateVulkan, Backend):
             [COOP_EXTENSION] * (self.coop_reason is None)
             + ["VK_KHR_shader_bfloat16"] * has_bf16
             + [ROTATE_EXTENSION_VK] * has_rot
+            + self._coop2_extensions()
         )
         qinfo = vk.VkDeviceQueueCreateInfo(queueFamilyIndex=self.qf, queueCount=1, pQueuePriorities=[1.0])
         info = vk.VkDeviceCreateInfo(
@@ -308,6 +312,8 @@ class VulkanBackend(MlirVulkan, RotateVulkan, Backend):
             return self.unsupported_subgroup_rotate(case)
         if case.family == "mlir_mma":
             return self.unsupported_mlir_mma(case)
+        if case.family == "coop_matrix2":
+            return self.unsupported_coop_matrix2(case)
         if self.coop_reason:
             return self.coop_reason
         if case.api != "vk":

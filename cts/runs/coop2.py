@@ -1,0 +1,238 @@
+"""Execution of one NV cooperative matrix 2 case: data -> buffers -> backend
+-> verdict (case space and plans: ``cts.families.coop2``; rules:
+``reference.coop2``).
+
+Buffer contract of every backend's ``run_coop_matrix2(case, bufs) -> bufs``:
+named arrays of raw element bits (unsigned storage dtypes), one row per
+workgroup, each row a 16-byte multiple:
+
+* reduce / convert: ``x`` (R*C of the source type), ``out`` (result shape, row-major)
+* perelem: ``x``, ``y`` (mat), ``p`` (scalar: element 0), ``out``
+* tensor loads: ``tens`` (the tensor region), ``out``; stores: ``x``, ``tens``
+  (filled with a sentinel beforehand: what is not stored must stay)
+* decode: ``tens`` (u32 words), ``out`` (f16)
+* flex: ``a``, ``b``, ``c``, ``d``
+
+All checks are exact (rules E / I): the data make every result exactly
+representable -- small integers for float sums and products, full-range
+integers (wrapping) for integer sums, distinct values for addressing.
+"""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+from cts.check import Verdict, compare
+from cts.families.coop2 import PERELEM_SCALAR, Coop2Case, clamp_bits, fill_value, tensor_plan
+from cts.runs.intel import RunResult
+from reference import coop2 as rc2
+from reference.data import case_rng
+from reference.dtypes import ElemType, etype
+
+__all__ = ["run_coop2", "row_len", "storage", "to_bits", "WORKGROUPS"]
+
+WORKGROUPS = 8
+_FLOAT_NP = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
+
+
+def storage(t: str):
+    return {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[etype(t).bits]
+
+
+def row_len(n: int, t: str) -> int:
+    """n elements rounded up to 16 bytes (rows start 16-byte aligned)."""
+    per = 16 // (etype(t).bits // 8)
+    return -(-n // per) * per
+
+
+def to_bits(v, t: str) -> np.ndarray:
+    v = np.asarray(v)
+    if t in _FLOAT_NP:
+        return np.asarray(v, np.float64).astype(_FLOAT_NP[t]).view(storage(t))
+    return (v.astype(np.int64) & etype(t).mask).astype(storage(t))
+
+
+def _small(rng, t: str, shape, amax=4) -> np.ndarray:
+    lo = 0 if etype(t).kind == "uint" else -amax
+    return rng.integers(lo, amax + 1, size=shape).astype(np.int64)
+
+
+def _full(rng, t: str, shape) -> np.ndarray:
+    et = etype(t)
+    return rng.integers(et.min, et.max + 1, size=shape, dtype=np.int64)
+
+
+def _pad(a: np.ndarray, t: str) -> np.ndarray:
+    S, n = a.shape
+    out = np.zeros((S, row_len(n, t)), storage(t))
+    out[:, :n] = a
+    return out
+
+
+def _verdict(exp_bits: np.ndarray, act_bits: np.ndarray, t: str) -> Verdict:
+    et = etype(t)
+    e, a = np.asarray(exp_bits), np.asarray(act_bits)
+    ok = e == a
+    if et.is_float and not ok.all():  # +0 == -0, NaN == NaN
+        d = ~ok
+        ev, av = et.decode(e[d].astype(np.uint64)), et.decode(a[d].astype(np.uint64))
+        ok[d] = (ev == av) | (np.isnan(ev) & np.isnan(av))
+    if e.ndim == 2:
+        e, a, ok = e[:, None, :], a[:, None, :], ok[:, None, :]
+    return compare(e, a, et, ok, "E" if et.is_float else "I", lambda s, r, c: (-1, -1))
+
+
+def _wrap(v: Verdict, inputs: dict, exp, act) -> RunResult:
+    return RunResult(v, inputs, exp, act)
+
+
+def layout_of(plan, t: str):
+    """The reference's reading of a plan's layout and view instructions."""
+    lay = rc2.create_layout(plan.dim, plan.clamp)
+    for op, *args in plan.layout:
+        if op == "block":
+            lay = lay.set_block(*args)
+        elif op == "dim":
+            lay = lay.set_dimension(*args)
+        elif op == "stride":
+            lay = lay.set_stride(*args)
+        elif op == "slice":
+            lay = lay.slice(*args)
+        elif op == "clampval":
+            lay = lay.set_clamp_value(args[0])
+    view = None
+    for op, *args in plan.view or ():
+        if op == "create":
+            has, perm = args
+            view = rc2.create_view(len(perm), has, *perm)
+        elif op == "dim":
+            view = view.set_dimension(*args)
+        elif op == "stride":
+            view = view.set_stride(*args)
+        elif op == "clip":
+            view = view.set_clip(*args)
+    return lay, view
+
+
+def _values(bits: np.ndarray, t: str) -> np.ndarray:
+    et: ElemType = etype(t)
+    return et.decode(bits.astype(np.uint64)) if et.is_float else bits.astype(np.int64)
+
+
+def run_coop2(case: Coop2Case, backend, seed: int) -> RunResult:
+    rng = case_rng(seed, f"{case.family}[{case.id}]")
+    S = WORKGROUPS
+    R, C, t = case.rows, case.cols, case.t
+    op = case.op
+    if op == "reduce":
+        mode, comb, _ = case.variant.split("-")
+        is_float = etype(t).is_float
+        x = _small(rng, t, (S, R, C)) if is_float else _full(rng, t, (S, R, C))
+        oR, oC = case.out
+        bufs = {
+            "x": _pad(to_bits(x.reshape(S, -1), t), t),
+            "out": np.zeros((S, row_len(oR * oC, t)), storage(t)),
+        }
+        got = backend.run(case, bufs=bufs)
+        exp = to_bits(rc2.reduce(x, mode, comb, oR, oC).reshape(S, -1), t)
+        act = got["out"][:, : oR * oC]
+        return _wrap(_verdict(exp, act, t), bufs, exp, act)
+    if op == "perelem":
+        x = _small(rng, t, (S, R, C))
+        bufs = {"x": _pad(to_bits(x.reshape(S, -1), t), t)}
+        if case.variant == "rc":
+            exp = rc2.per_element(x, lambda r, c, v: v + r * C + c)
+        elif case.variant == "scalar":
+            bufs["p"] = _pad(to_bits(np.full((S, 1), PERELEM_SCALAR), t), t)
+            exp = rc2.per_element(x, lambda r, c, v, s: v * s + r * C + c, PERELEM_SCALAR)
+        else:
+            y = _small(rng, t, (S, R, C), 2)
+            if etype(t).kind == "uint":  # x - 2y stays >= 0: y <= x / 2
+                y = x // 2
+            bufs["y"] = _pad(to_bits(y.reshape(S, -1), t), t)
+            exp = rc2.per_element(x, lambda r, c, v, w: v - 2 * w + r * C + c, y)
+        bufs["out"] = np.zeros((S, row_len(R * C, t)), storage(t))
+        got = backend.run(case, bufs=bufs)
+        exp = to_bits(exp.reshape(S, -1), t)
+        act = got["out"][:, : R * C]
+        return _wrap(_verdict(exp, act, t), bufs, exp, act)
+    if op == "convert":
+        to = case.to or t
+        x = _small(rng, t, (S, R, C))
+        oR, oC = case.out
+        bufs = {
+            "x": _pad(to_bits(x.reshape(S, -1), t), t),
+            "out": np.zeros((S, row_len(oR * oC, to)), storage(to)),
+        }
+        got = backend.run(case, bufs=bufs)
+        ref = rc2.transpose(x) if case.variant == "transpose" else x
+        exp = to_bits(ref.reshape(S, -1), to)
+        act = got["out"][:, : oR * oC]
+        return _wrap(_verdict(exp, act, to), bufs, exp, act)
+    if op in ("tensor", "decode"):
+        return _tensor(case, backend, rng, S)
+    if op == "flex":
+        f = case.flex
+        M, N, K = R, C, case.K
+        a = _small(rng, f.A, (S, M, K), 2)
+        b = _small(rng, f.B, (S, K, N), 2)
+        c = _small(rng, f.C, (S, M, N), 4)
+        bufs = {
+            "a": _pad(to_bits(a.reshape(S, -1), f.A), f.A),
+            "b": _pad(to_bits(b.reshape(S, -1), f.B), f.B),
+            "c": _pad(to_bits(c.reshape(S, -1), f.C), f.C),
+            "d": np.zeros((S, row_len(M * N, f.R)), storage(f.R)),
+        }
+        got = backend.run(case, bufs=bufs)
+        exp = to_bits((np.matmul(a, b) + c).reshape(S, -1), f.R)
+        act = got["d"][:, : M * N]
+        return _wrap(_verdict(exp, act, f.R), bufs, exp, act)
+    raise ValueError(f"unknown coop2 op {op!r}")
+
+
+def _tensor(case: Coop2Case, backend, rng, S) -> RunResult:
+    R, C, t = case.rows, case.cols, case.t
+    plan = tensor_plan(case, clamp_bits(t))
+    lay, view = layout_of(plan, t)
+    idx, block, inblk = rc2.tensor_addresses(lay, R, C, store=plan.store, v=view)
+    if case.op == "decode":
+        words = rng.integers(0, 1 << 32, size=(S, plan.size), dtype=np.uint64).astype(np.uint32)
+        bufs = {"tens": _pad(words, "u32"), "out": np.zeros((S, row_len(R * C, t)), storage(t))}
+        got = backend.run(case, bufs=bufs)
+        b1 = plan.extra["block"][1]
+        byte = inblk[..., 0] * b1 + inblk[..., 1]
+        w = words[:, idx]  # (S, R, C)
+        val = (w.astype(np.int64) >> (8 * byte)[None]) & 0xFF
+        exp = to_bits(val.reshape(S, -1), t)
+        act = got["out"][:, : R * C]
+        return _wrap(_verdict(exp, act, t), bufs, exp, act)
+    n = plan.size
+    # distinct values, exactly representable (|v| < 1024), none equal to the fills
+    pool = np.arange(-1000, 1000) if etype(t).kind != "uint" else np.arange(10, 2000)
+    if len(pool) < n:
+        raise ValueError(f"tensor of {n} elements: too large for distinct exact values")
+    tens = np.stack([rng.permutation(pool)[:n] for _ in range(S)])
+    if not plan.store:
+        bufs = {"tens": _pad(to_bits(tens, t), t), "out": np.zeros((S, row_len(R * C, t)), storage(t))}
+        got = backend.run(case, bufs=bufs)
+        safe = np.where(idx >= 0, idx, 0)
+        val = tens[:, safe].astype(np.float64)
+        val = np.where(idx == rc2.CLAMP_CONST, fill_value(t, "clamp"), val)
+        val = np.where(idx == rc2.CLIPPED, fill_value(t, "clip"), val)
+        exp = to_bits(val.reshape(S, -1), t)
+        act = got["out"][:, : R * C]
+        return _wrap(_verdict(exp, act, t), bufs, exp, act)
+    x = _small(rng, t, (S, R, C), 100)  # integers: never the (fractional) sentinel
+    sentinel = fill_value(t, "clip")
+    bufs = {
+        "x": _pad(to_bits(x.reshape(S, -1), t), t),
+        "tens": _pad(to_bits(np.full((S, n), sentinel), t), t),
+    }
+    got = backend.run(case, bufs=bufs)
+    exp_v = np.full((S, n), float(sentinel))
+    live = idx >= 0
+    exp_v[:, idx[live]] = x[:, live]
+    exp = to_bits(exp_v, t)
+    act = got["tens"][:, :n]
+    return _wrap(_verdict(exp, act, t), bufs, exp, act)
