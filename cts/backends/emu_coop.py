@@ -27,7 +27,7 @@ import functools
 import ml_dtypes
 import numpy as np
 
-__all__ = ["CoopEmulation", "COOP_FAULTS"]
+__all__ = ["CoopEmulation", "COOP_FAULTS", "VK_AXIS_FAULTS"]
 
 COOP_FAULTS: dict[str, str] = {
     "coop_colmajor_as_rowmajor": "ColumnMajor loads read as RowMajor",
@@ -66,6 +66,17 @@ COOP_FAULTS: dict[str, str] = {
     "coop_required_size_half": "with a required subgroup size, elements of the upper half of the subgroup keep C",
     "coop_cross_sign_from_a": "mixed-signedness MulAdd extends B with A's signedness",
 }
+
+# faults of the KHR axes that only the Vulkan form enumerates (cts.families.coop.VARIANTS)
+VK_AXIS_FAULTS = frozenset(
+    "coop_" + f
+    for f in (
+        "push_stride_tight spec_stride_default runtime_stride_zero bda_offset vec_stride_components "
+        "nontemporal_zero aligned_shift avail_last_row_lost composite_first null_not_zero "
+        "func_param_c_dropped array_element0 struct_member_stale acc_colmajor_as_row "
+        "muladd_stride0_tight wg_subgroups_share required_size_half"
+    ).split()
+)
 
 _BITS = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64, "u64": 64}
 _FLOATS = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
