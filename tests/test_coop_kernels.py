@@ -241,6 +241,7 @@ KHR_FORM_TEXT = {
     "null": ["OpConstantNull"],
     "colacc": ["OpCooperativeMatrixStoreKHR %\\S+ %\\S+ %u?int_1 "],
     "wg4": ["SubgroupId"],
+    "varptr": ["OpCapability VariablePointers", "OpSelect %_ptr_\\w+"],
 }
 
 

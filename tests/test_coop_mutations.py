@@ -90,6 +90,7 @@ KHR_FAULTS = {
     "coop_wg_subgroups_share": ("-wg4-",),
     "coop_required_size_half": ("-sgmin-", "-sgmax-"),
     "coop_cross_sign_from_a": ("u8_i8_", "i8_u8_"),
+    "coop_varptr_other": ("-varptr-",),
 }
 
 

@@ -167,6 +167,11 @@ def _want_khr_ids(entries) -> set[str]:
         want |= {f"vk-load-{m}-row-tight-storage-{x}-exact" for x in ("nontemporal", "aligned")}
         want |= {f"vk-store-{m}-row-tight-storage-avail-exact", f"vk-access-{m}-composite-exact"}
         want.add(f"vk-splat-{m}-null-exact")
+        want |= {
+            f"vk-{op}-{m}-row-padded-{mem}-varptr-exact"
+            for op in ("load", "store")
+            for mem in ("storage", "workgroup")
+        }
     forms = ("func", "funcconst", "array", "struct", "colacc", "stride0", "wg4", "sgmin", "sgmax")
     return want | {f"vk-muladd-{e.tag}-row-{f}-exact" for e in entries for f in forms}  # fmt: skip
 

@@ -21,6 +21,7 @@ def _device(entries=H100.entries, sg=32, bf16=True, reason=None) -> VulkanBacken
     b._ready = True  # as if _open had run against a device reporting ``entries``
     b.reason, b.entries, b.subgroup_size, b.bf16_coop = reason, list(entries), sg, bf16
     b.features = {"bufferDeviceAddress": True, "vulkanMemoryModel": True, "subgroupSizeControl": True}
+    b.features |= {"variablePointers": True, "variablePointersStorageBuffer": True}
     b.subgroup = {"minSubgroupSize": sg, "maxSubgroupSize": sg, "requiredSubgroupSizeStages": 0x20}
     b.subgroup["maxComputeWorkGroupInvocations"] = 1024
     return b
@@ -41,6 +42,10 @@ def test_khr_axes_skip_naming_the_missing_feature():
     assert "vulkanMemoryModel is not supported" in b.unsupported(avail)
     assert "vulkanMemoryModel is not supported" in b.unsupported(struct)
     assert "subgroupSizeControl" in b.unsupported(sgmin)
+    vp = cs["vk-load-A16x16-f16-row-padded-storage-varptr-exact"]
+    vw = cs["vk-store-A16x16-f16-row-padded-workgroup-varptr-exact"]
+    assert "variablePointersStorageBuffer is not supported" in b.unsupported(vp)
+    assert "variablePointers is not supported" in b.unsupported(vw)
     b = _device()
     b.subgroup["minSubgroupSize"] = 16
     assert "minSubgroupSize is 16" in b.unsupported(sgmin)

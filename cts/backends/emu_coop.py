@@ -65,6 +65,7 @@ COOP_FAULTS: dict[str, str] = {
     "coop_wg_subgroups_share": "with several subgroups per workgroup, all compute subgroup 0's problem",
     "coop_required_size_half": "with a required subgroup size, elements of the upper half of the subgroup keep C",
     "coop_cross_sign_from_a": "mixed-signedness MulAdd extends B with A's signedness",
+    "coop_varptr_other": "an OpSelect of two pointers takes the other one",
 }
 
 # faults of the KHR axes that only the Vulkan form enumerates (cts.families.coop.VARIANTS)
@@ -74,7 +75,7 @@ VK_AXIS_FAULTS = frozenset(
         "push_stride_tight spec_stride_default runtime_stride_zero bda_offset vec_stride_components "
         "nontemporal_zero aligned_shift avail_last_row_lost composite_first null_not_zero "
         "func_param_c_dropped array_element0 struct_member_stale acc_colmajor_as_row "
-        "muladd_stride0_tight wg_subgroups_share required_size_half"
+        "muladd_stride0_tight wg_subgroups_share required_size_half varptr_other"
     ).split()
 )
 
@@ -362,7 +363,10 @@ class CoopEmulation:
         elif op == "load":
             wg = case.mem == "workgroup"
             stride, shift = self._ls_stride(case, bufs)
-            v = self._load(bufs["src"], R, Cn, case.layout, stride, t, wg, shift)
+            src = bufs["src"]
+            if case.var == "varptr" and "coop_varptr_other" in self.faults:  # subgroup 0's region / unused sh
+                src = np.zeros_like(src) if wg else np.broadcast_to(src[:1], src.shape)
+            v = self._load(src, R, Cn, case.layout, stride, t, wg, shift)
             if case.var == "nontemporal" and "coop_nontemporal_zero" in self.faults:
                 v = np.zeros_like(v)
             put("out", v)
@@ -370,6 +374,12 @@ class CoopEmulation:
             wg = case.mem == "workgroup"
             stride, shift = self._ls_stride(case, bufs)
             out["dst"] = self._store(bufs["dst"], rowmajor("x"), case.layout, stride, t, wg, shift=shift)
+            if case.var == "varptr" and "coop_varptr_other" in self.faults:
+                out["dst"] = np.array(bufs["dst"], copy=True)  # written elsewhere: subgroup 0's region / sh
+                if not wg:
+                    out["dst"][0] = self._store(bufs["dst"][-1:], rowmajor("x")[-1:], case.layout, stride, t)[
+                        0
+                    ]
             if case.var == "avail" and "coop_avail_last_row_lost" in self.faults:
                 last = _element_offsets(R, Cn, case.layout, stride, 0)[-1]
                 out["dst"][:, last] = bufs["dst"][:, last]

@@ -221,6 +221,8 @@ class VulkanBackend(CoopVulkan, MlirVulkan, RotateVulkan, Backend):
             "storageBuffer16BitAccess": bool(f11.storageBuffer16BitAccess),
             "vulkanMemoryModel": bool(f12.vulkanMemoryModel),
             "bufferDeviceAddress": bool(f12.bufferDeviceAddress),
+            "variablePointers": bool(f11.variablePointers),
+            "variablePointersStorageBuffer": bool(f11.variablePointersStorageBuffer),
             "shaderBFloat16CooperativeMatrix": self.bf16_coop,
         }
         self.info.extra["features"] = {k: int(v) for k, v in self.features.items()}

@@ -14,6 +14,8 @@ class CoopVulkan:
         need = []
         if case.mem == "bda":
             need.append("bufferDeviceAddress")
+        if case.var == "varptr":
+            need.append("variablePointersStorageBuffer" if case.mem == "storage" else "variablePointers")
         if case.var in ("avail", "struct"):  # struct: spirv-val asks for the Vulkan memory model
             need.append("vulkanMemoryModel")
         features = getattr(self, "features", {})

@@ -331,6 +331,7 @@ VARIANTS: dict[str, tuple[str, str]] = {
     "sgmin": ("subgroup size", "pipeline with requiredSubgroupSize = minSubgroupSize"),
     "sgmax": ("subgroup size", "pipeline with requiredSubgroupSize = maxSubgroupSize"),
     "composite": ("element access", "elements read by OpCompositeExtract, written by OpCompositeInsert"),
+    "varptr": ("variable pointers", "the Load/Store pointer an OpSelect of two pointers (VariablePointers)"),
 }
 MULADD_VARIANTS = ("func", "funcconst", "array", "struct", "colacc", "stride0", "wg4", "sgmin", "sgmax")
 # (op, layout, stride, mem, var) of the load/store axes, per representative matrix type
@@ -342,6 +343,7 @@ LOAD_STORE_VARIANTS = (
        ("store", "row", "tight", "storage", "v2"), ("store", "col", "tight", "storage", "v4")]
     + [("load", "row", "tight", "storage", "nontemporal"), ("load", "row", "tight", "storage", "aligned"),
        ("store", "row", "tight", "storage", "avail")]
+    + [(op, "row", "padded", mem, "varptr") for op in ("load", "store") for mem in ("storage", "workgroup")]
 )  # fmt: skip
 
 

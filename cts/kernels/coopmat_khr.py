@@ -122,10 +122,13 @@ def _load_store(case: CoopCase, sg: int, g) -> str:
     ptr, base = ("pc.p.d", f"s * {L}u") if case.mem == "bda" else (f"buf_{buf}", f"s * {L // comp}u")
     shared, body = "", [f"  {mt} x;"]
     wg = case.mem == "workgroup"
+    if v == "varptr":  # a run-time true condition for the OpSelect patched in (``_varptr``)
+        body.append("  bool keep = gl_WorkGroupID.x != 0xFFFFFFFFu;")
     if wg:
-        shared = f"shared {g.GLSL_TYPE[t]} sh[{L}];"
-        ptr, base = "sh", "0u"
-        copy_in = f"  for (uint i = inv; i < {L}u; i += {sg}u) {{ sh[i] = buf_{buf}[s * {L}u + i]; }}"
+        o = L if v == "varptr" else 0  # varptr: the matrix at L, the OpSelect's other pointer at 0
+        shared = f"shared {g.GLSL_TYPE[t]} sh[{L + o}];"
+        ptr, base = "sh", f"{o}u"
+        copy_in = f"  for (uint i = inv; i < {L}u; i += {sg}u) {{ sh[{o}u + i] = buf_{buf}[s * {L}u + i]; }}"
         body += [copy_in, "  memoryBarrierShared(); barrier();"]
     if case.op == "load":
         body += [
@@ -140,7 +143,7 @@ def _load_store(case: CoopCase, sg: int, g) -> str:
         if wg:
             body += [
                 "  memoryBarrierShared(); barrier();",
-                f"  for (uint i = inv; i < {L}u; i += {sg}u) {{ buf_dst[s * {L}u + i] = sh[i]; }}",
+                f"  for (uint i = inv; i < {L}u; i += {sg}u) {{ buf_dst[s * {L}u + i] = sh[{o}u + i]; }}",
             ]
     src = _assemble(case, sg, g, body, shared, decls)
     if comp > 1:
@@ -237,7 +240,7 @@ def _composite(case: CoopCase, sg: int, g) -> str:
 
 # ---------------------------------------------------------------- patches
 def needs_patch(case: CoopCase) -> bool:
-    return case.var in ("nontemporal", "aligned", "composite") or case.mode == "null"
+    return case.var in ("nontemporal", "aligned", "composite", "varptr") or case.mode == "null"
 
 
 def patch(case: CoopCase, dis: str) -> str:
@@ -266,7 +269,41 @@ def patch(case: CoopCase, dis: str) -> str:
         return new
     if case.var == "composite":
         return _insert(dis)
+    if case.var == "varptr":
+        return _varptr(case, dis)
     return dis
+
+
+def _varptr(case: CoopCase, dis: str) -> str:
+    """The pointer of the case's own Load (load) or Store (store) becomes
+    ``OpSelect(keep, pointer, same access chain with last index 0)``: the
+    region of subgroup 0 (storage) or the unused lower half of ``sh``
+    (workgroup) is the other choice.  Capability VariablePointersStorageBuffer
+    (StorageBuffer pointers) or VariablePointers (Workgroup)."""
+    op = "OpCooperativeMatrixLoadKHR %\\d+ " if case.op == "load" else "OpCooperativeMatrixStoreKHR "
+    target = re.search(rf"^(\s*)(%\d+ = )?{op}%(\d+)", dis, re.M)
+    keep = re.search(r'OpName %(\d+) "keep"', dis)
+    uint = re.search(r"^\s*%(\d+) = OpTypeInt 32 0$", dis, re.M)
+    boolt = re.search(r"^\s*%(\d+) = OpTypeBool$", dis, re.M)
+    if not (target and keep and uint and boolt):
+        raise Unsupported("not realized by the suite: the module has no pointer to make variable")
+    p = target[3]
+    chain = re.search(rf"^\s*%{p} = OpAccessChain (%\d+) (%\d+)((?: %\d+)*) (%\d+)$", dis, re.M)
+    if not chain:
+        raise Unsupported("not realized by the suite: the Load/Store pointer is not an access chain")
+    ptr_t, base, mid = chain[1], chain[2], chain[3]
+    ind = target[1]
+    pre = (
+        f"{ind}%vp_other = OpAccessChain {ptr_t} {base}{mid} %vp_zero\n"
+        f"{ind}%vp_keep = OpLoad %{boolt[1]} %{keep[1]}\n"
+        f"{ind}%vp_ptr = OpSelect {ptr_t} %vp_keep %{p} %vp_other\n"
+    )
+    line = target[0]
+    new_line = line[: target.start(3) - target.start(0)] + "vp_ptr"
+    dis = dis[: target.start(0)] + pre + new_line + dis[target.end(0) :]
+    dis = dis.replace(uint[0], f"{uint[0]}\n%vp_zero = OpConstant %{uint[1]} 0", 1)
+    cap = "VariablePointersStorageBuffer" if case.mem == "storage" else "VariablePointers"
+    return dis.replace("OpCapability Shader\n", f"OpCapability Shader\nOpCapability {cap}\n", 1)
 
 
 def _insert(dis: str) -> str:
