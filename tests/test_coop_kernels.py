@@ -31,7 +31,7 @@ def _vk_cases(name, muladd_only=False):
     # one module per kernel source: tiers share it
     seen, out = set(), []
     for c in cs:
-        key = (c.op, c.mat, c.entry, c.to, c.layout, c.stride, c.mem, c.mode, c.var)
+        key = (c.op, c.mat, c.entry, c.to, c.layout, c.stride, c.mem, c.mode, c.var, c.op == "convert" and c.tier)
         if key not in seen:
             seen.add(key)
             out.append((c, p.subgroup_size))
@@ -242,6 +242,12 @@ KHR_FORM_TEXT = {
     "colacc": ["OpCooperativeMatrixStoreKHR %\\S+ %\\S+ %u?int_1 "],
     "wg4": ["SubgroupId"],
     "varptr": ["OpCapability VariablePointers", "OpSelect %_ptr_\\w+"],
+    "special": [
+        "OpExecutionMode %\\w+ SignedZeroInfNanPreserve 16",
+        "SignedZeroInfNanPreserve 32",
+        "OpFConvert",
+    ],
+    "f16bf16": ["OpTypeFloat 16 BFloat16KHR", "OpTypeFloat 16\\n", "OpFConvert"],
 }
 
 
@@ -249,6 +255,12 @@ def test_khr_forms_are_in_the_module(modules):
     seen = set()
     for case, code in modules:
         form = case.var or ("bda" if case.mem == "bda" else "") or ("null" if case.mode == "null" else "")
+        if case.op == "convert":
+            form = (
+                "special"
+                if case.tier == "special"
+                else ("f16bf16" if "bf16" in (case.mat.t, case.to) else "")
+            )
         if form not in KHR_FORM_TEXT:
             continue
         text = subprocess.run(

@@ -121,8 +121,9 @@ def _want_ids(entries) -> set[str]:
                     if not (op == "neg" and t.startswith("u")):
                         want |= {f"vk-{op}-{m}-{tier}" for tier in ("exact", "random")}
             for d in ts - {t}:
-                if {t, d} != {"f16", "bf16"}:
-                    want.add(f"vk-convert-{m}_to_{d}-exact")
+                want.add(f"vk-convert-{m}_to_{d}-exact")  # f16 <-> bf16 too (patched module)
+                if {t, d} <= {"f16", "f32", "f64"}:
+                    want.add(f"vk-convert-{m}_to_{d}-special")  # inf, NaN, out of range
     want |= _want_khr_ids(entries)
     for e in entries:
         ints = not e.A.startswith(("f", "bf"))

@@ -22,6 +22,7 @@ def _device(entries=H100.entries, sg=32, bf16=True, reason=None) -> VulkanBacken
     b.reason, b.entries, b.subgroup_size, b.bf16_coop = reason, list(entries), sg, bf16
     b.features = {"bufferDeviceAddress": True, "vulkanMemoryModel": True, "subgroupSizeControl": True}
     b.features |= {"variablePointers": True, "variablePointersStorageBuffer": True}
+    b.float_controls = {16: True, 32: True, 64: True}
     b.subgroup = {"minSubgroupSize": sg, "maxSubgroupSize": sg, "requiredSubgroupSizeStages": 0x20}
     b.subgroup["maxComputeWorkGroupInvocations"] = 1024
     return b
@@ -29,7 +30,7 @@ def _device(entries=H100.entries, sg=32, bf16=True, reason=None) -> VulkanBacken
 
 def test_khr_axes_skip_naming_the_missing_feature():
     """Issue 19 item 1: each KHR axis skips with the feature it needs when the device lacks it."""
-    cs = {c.id: c for c in coop_cases(H100.entries, ("exact",), 32, ("vk",))}
+    cs = {c.id: c for c in coop_cases(H100.entries, ("exact", "special"), 32, ("vk",))}
     e = H100.entries[0]
     bda = cs["vk-load-A16x16-f16-row-padded-bda-exact"]
     avail = cs["vk-store-A16x16-f16-row-tight-storage-avail-exact"]
@@ -46,6 +47,12 @@ def test_khr_axes_skip_naming_the_missing_feature():
     vw = cs["vk-store-A16x16-f16-row-padded-workgroup-varptr-exact"]
     assert "variablePointersStorageBuffer is not supported" in b.unsupported(vp)
     assert "variablePointers is not supported" in b.unsupported(vw)
+    sp = cs["vk-convert-C16x16-f32_to_f16-special"]
+    assert b.unsupported(sp) is None
+    b.float_controls = {16: False, 32: True}
+    assert (
+        b.unsupported(sp) == "shaderSignedZeroInfNanPreserveFloat16 is not supported (inf / NaN conversions)"
+    )
     b = _device()
     b.subgroup["minSubgroupSize"] = 16
     assert "minSubgroupSize is 16" in b.unsupported(sgmin)

@@ -66,6 +66,8 @@ COOP_FAULTS: dict[str, str] = {
     "coop_required_size_half": "with a required subgroup size, elements of the upper half of the subgroup keep C",
     "coop_cross_sign_from_a": "mixed-signedness MulAdd extends B with A's signedness",
     "coop_varptr_other": "an OpSelect of two pointers takes the other one",
+    "coop_convert_nan_zero": "a float conversion turns NaN into 0",
+    "coop_f16_bf16_bits_copied": "an f16 <-> bf16 conversion copies the 16 bits",
 }
 
 # faults of the KHR axes that only the Vulkan form enumerates (cts.families.coop.VARIANTS)
@@ -75,7 +77,8 @@ VK_AXIS_FAULTS = frozenset(
         "push_stride_tight spec_stride_default runtime_stride_zero bda_offset vec_stride_components "
         "nontemporal_zero aligned_shift avail_last_row_lost composite_first null_not_zero "
         "func_param_c_dropped array_element0 struct_member_stale acc_colmajor_as_row "
-        "muladd_stride0_tight wg_subgroups_share required_size_half varptr_other"
+        "muladd_stride0_tight wg_subgroups_share required_size_half varptr_other convert_nan_zero "
+        "f16_bf16_bits_copied"
     ).split()
 )
 
@@ -240,7 +243,11 @@ class CoopEmulation:
             return r
 
     def _convert(self, x, src, dst):
+        if {src, dst} == {"f16", "bf16"} and "coop_f16_bf16_bits_copied" in self.faults:
+            return self._val(self._raw(x, src), dst)
         if dst in _FLOATS:
+            if src in _FLOATS and "coop_convert_nan_zero" in self.faults:
+                x = np.where(np.isnan(x), 0.0, x)
             return x.astype(np.float64)
         if src in _FLOATS:
             v = np.rint(x) if "coop_ftoi_rounds" in self.faults else np.trunc(x)

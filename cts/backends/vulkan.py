@@ -157,6 +157,9 @@ class VulkanBackend(CoopVulkan, MlirVulkan, RotateVulkan, Backend):
                 "maxComputeWorkGroupSize": int(props.limits.maxComputeWorkGroupSize[0]),
                 "maxComputeWorkGroupInvocations": int(props.limits.maxComputeWorkGroupInvocations),
             }
+            self.float_controls = {
+                w: bool(getattr(v12, f"shaderSignedZeroInfNanPreserveFloat{w}")) for w in (16, 32, 64)
+            }
             dn = self.ffi.string(v12.driverName).decode(errors="replace")
             di = self.ffi.string(v12.driverInfo).decode(errors="replace")
             driver = f"{dn} {di}".strip() or driver

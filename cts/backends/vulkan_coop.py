@@ -22,6 +22,13 @@ class CoopVulkan:
         missing = [f for f in need if not features.get(f)]
         if missing:
             return f"{', '.join(missing)} is not supported (needed by the {case.var or case.mem} form)"
+        if case.op == "convert" and case.tier == "special":
+            from reference.dtypes import etype
+
+            fc = getattr(self, "float_controls", {})
+            for w in sorted({etype(case.mat.t).bits, etype(case.to).bits}):
+                if not fc.get(w):
+                    return f"shaderSignedZeroInfNanPreserveFloat{w} is not supported (inf / NaN conversions)"
         sub = getattr(self, "subgroup", {})
         if case.var in ("sgmin", "sgmax"):
             if not features.get("subgroupSizeControl") or not sub.get("requiredSubgroupSizeStages", 0) & 0x20:

@@ -70,6 +70,26 @@ def khr_source(case: CoopCase, sg: int) -> str:
         return _muladd(case, sg, g)
     if case.op == "access":
         return _composite(case, sg, g)
+    if case.op == "convert":  # f16 <-> bf16: the bf16 side written as int16_t, patched (``_bf16_convert``)
+        m = case.mat
+        ty = {"bf16": "int16_t", "f16": "float16_t"}
+        mt = f"coopmat<{ty[m.t]}, gl_ScopeSubgroup, {m.rows}, {m.cols}, {g.USE[m.use]}>"
+        mt2 = mt.replace(ty[m.t], ty[case.to], 1)
+        rc, row = m.rows * m.cols, g.LAYOUT["row"]
+        body = [
+            f"  {mt} x;",
+            f"  coopMatLoad(x, buf_x, s * {rc}u, {m.cols}u, {row});",
+            f"  {mt2} o = {mt2}(x);",
+            f"  coopMatStore(o, buf_out, s * {rc}u, {m.cols}u, {row});",
+        ]
+        src = _assemble(case, sg, g, body)
+        buf = "x" if m.t == "bf16" else "out"
+        src = src.replace(f"{{ float16_t buf_{buf}[]; }}", f"{{ int16_t buf_{buf}[]; }}")
+        return src.replace(
+            "#extension GL_KHR_cooperative_matrix",
+            "#extension GL_EXT_shader_16bit_storage : require\n#extension GL_KHR_cooperative_matrix",
+            1,
+        )
     if case.op == "splat" and case.mode == "null":
         m = case.mat
         mt = g._mtype(m.t, m.use, m.rows, m.cols)
@@ -240,6 +260,8 @@ def _composite(case: CoopCase, sg: int, g) -> str:
 
 # ---------------------------------------------------------------- patches
 def needs_patch(case: CoopCase) -> bool:
+    if case.op == "convert":
+        return case.tier == "special" or {case.mat.t, case.to} == {"f16", "bf16"}
     return case.var in ("nontemporal", "aligned", "composite", "varptr") or case.mode == "null"
 
 
@@ -271,7 +293,44 @@ def patch(case: CoopCase, dis: str) -> str:
         return _insert(dis)
     if case.var == "varptr":
         return _varptr(case, dis)
+    if case.op == "convert" and case.tier == "special":
+        return _preserve_inf_nan(case, dis)
+    if case.op == "convert":
+        return _bf16_convert(dis)
     return dis
+
+
+def _preserve_inf_nan(case: CoopCase, dis: str) -> str:
+    """SignedZeroInfNanPreserve for the source and destination widths (SPIR-V 1.4 float
+    controls): with it inf and NaN are values the conversion must carry."""
+    from reference.dtypes import etype
+
+    main = re.search(r"OpEntryPoint GLCompute %(\d+)", dis)
+    local = re.search(r"^\s*OpExecutionMode %\d+ LocalSize[^\n]*$", dis, re.M)
+    if not (main and local):
+        raise Unsupported("not realized by the suite: no entry point to carry SignedZeroInfNanPreserve")
+    widths = sorted({etype(case.mat.t).bits, etype(case.to).bits})
+    modes = "".join(f"\nOpExecutionMode %{main[1]} SignedZeroInfNanPreserve {w}" for w in widths)
+    dis = dis.replace(local[0], local[0] + modes, 1)
+    return dis.replace(
+        "OpCapability Shader\n", "OpCapability Shader\nOpCapability SignedZeroInfNanPreserve\n", 1
+    )
+
+
+def _bf16_convert(dis: str) -> str:
+    """The int16_t side of an f16 <-> bf16 conversion kernel becomes BFloat16KHR and the
+    conversion OpFConvert (SPV_KHR_bfloat16)."""
+    new, n = re.subn(r"= OpTypeInt 16 1\n", "= OpTypeFloat 16 BFloat16KHR\n", dis)
+    new, k = re.subn(r"= OpConvert(FToS|SToF) ", "= OpFConvert ", new)
+    if n != 1 or k != 1:
+        raise Unsupported(
+            "not realized by the suite: the f16 <-> bf16 kernel did not compile to one conversion"
+        )
+    caps = "OpCapability BFloat16TypeKHR\nOpCapability BFloat16CooperativeMatrixKHR\n"
+    new = new.replace("OpCapability Int16\n", "").replace(
+        "OpCapability Shader\n", "OpCapability Shader\n" + caps, 1
+    )
+    return re.sub(r"(OpExtension [^\n]*\n)", r'\1OpExtension "SPV_KHR_bfloat16"\n', new, count=1)
 
 
 def _varptr(case: CoopCase, dis: str) -> str:

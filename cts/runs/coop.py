@@ -42,7 +42,7 @@ from cts.families.coop import (
     region_len,
     storage_dtype,
 )
-from cts.runs.coop_khr import muladd_variant
+from cts.runs.coop_khr import muladd_variant, special_convert_inputs
 from cts.runs.coop_khr import stride_buf as _stride_buf
 from cts.runs.intel import RunResult
 from reference import coop as rc
@@ -158,7 +158,7 @@ def _range_verdict(lo, hi, act_bits, t: ElemType, rule: str) -> Verdict:
     av = t.decode(a)
     with np.errstate(invalid="ignore"):
         ok = ((av >= lo) & (av <= hi)) | (np.isnan(lo) & np.isnan(av))
-    err = np.where(np.isfinite(av), np.maximum(lo - av, av - hi).clip(0), 0.0)
+        err = np.where(np.isfinite(av) & np.isfinite(lo), np.maximum(lo - av, av - hi).clip(0), 0.0)
     return compare(t.encode(lo), a, t, ok, rule, _nowhere, error=err, bound=np.zeros_like(err))
 
 
@@ -270,7 +270,7 @@ def _matrix_op(case: CoopCase, backend, rng, S, profile) -> RunResult:
         return _wrap(v, bufs, exp, got["dst"])
     if op == "convert":
         d = etype(case.to)
-        x = _convert_inputs(rng, t, d, shape)
+        x = (special_convert_inputs if case.tier == "special" else _convert_inputs)(rng, t, d, shape)
         bufs = {"x": _bits(x, t).reshape(flat), "out": np.zeros(flat, storage_dtype(d.name))}
         got = _run(backend, case, bufs)
         lo, hi = rc.convert_accept(x, t, d)

@@ -22,7 +22,24 @@ from cts.families.coop import CoopCase, region_len, storage_dtype
 from cts.runs.intel import RunResult
 from reference.dtypes import etype
 
-__all__ = ["muladd_variant", "stride_buf"]
+__all__ = ["muladd_variant", "stride_buf", "special_convert_inputs"]
+
+
+def special_convert_inputs(rng, t, d, shape) -> np.ndarray:
+    """Float -> float conversion data of the ``special`` tier: +-inf, NaN, +-0 and, where the
+    source reaches past the destination, finite values beyond its largest finite (the result
+    is the infinity or the largest finite of that sign: no rounding mode is fixed, 4.1 of the
+    module docstring of reference.coop); the rest normal in both types.  The kernel declares
+    SignedZeroInfNanPreserve (without it Vulkan lets a device assume no inf / NaN)."""
+    mag = np.exp2(rng.uniform(-6, 6, size=shape)) * rng.choice([-1.0, 1.0], size=shape)
+    x = t.round(mag)
+    pick = rng.integers(0, 8, size=shape)
+    x = np.where(pick == 0, np.inf, np.where(pick == 1, -np.inf, x))
+    x = np.where(pick == 2, np.nan, np.where(pick == 3, rng.choice([0.0, -0.0], size=shape), x))
+    if t.max_finite > d.max_finite:
+        big = t.round(d.max_finite * np.exp2(rng.uniform(1, 8, size=shape)))
+        x = np.where(pick == 4, big, np.where(pick == 5, -big, x))
+    return x
 
 
 def stride_buf(case: CoopCase, S: int, stride: int) -> dict:
