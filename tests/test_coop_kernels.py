@@ -31,7 +31,7 @@ def _vk_cases(name, muladd_only=False):
     # one module per kernel source: tiers share it
     seen, out = set(), []
     for c in cs:
-        key = (c.op, c.mat, c.entry, c.to, c.layout, c.stride, c.mem, c.mode)
+        key = (c.op, c.mat, c.entry, c.to, c.layout, c.stride, c.mem, c.mode, c.var, c.op == "convert" and c.tier)
         if key not in seen:
             seen.add(key)
             out.append((c, p.subgroup_size))
@@ -220,3 +220,59 @@ def test_vulkan_validation_is_real(modules):
         subprocess.run([tool("spirv-as"), "--target-env", "vulkan1.3", str(src), "-o", str(out)], check=True)
         p = _val(out.read_bytes())
     assert p.returncode != 0 and "CooperativeMatrix" in p.stdout + p.stderr, case.id
+
+
+# What each KHR form (cts.families.coop.VARIANTS) must put in its module: the
+# form is really in the SPIR-V, not only in the case id.
+KHR_FORM_TEXT = {
+    "spush": ["PushConstant"],
+    "sspec": ["OpSpecConstant "],
+    "bda": ["PhysicalStorageBuffer", "Aligned 16"],
+    "v2": ["OpTypeVector %\\w+ 2"],
+    "v4": ["OpTypeVector %\\w+ 4"],
+    "nontemporal": ["Nontemporal"],
+    "aligned": ["OpCooperativeMatrixLoadKHR [^\\n]* Aligned 16"],
+    "avail": ["MakePointerAvailable", "MakePointerVisible", "OpMemoryModel Logical Vulkan"],
+    "func": ["OpFunctionCall"],
+    "funcconst": ["OpFunctionCall"],
+    "array": ["OpTypeArray"],
+    "struct": ["OpTypeStruct %\\w+ %\\w+ %\\w+\\n"],
+    "composite": ["OpCompositeExtract", "OpCompositeInsert"],
+    "null": ["OpConstantNull"],
+    "colacc": ["OpCooperativeMatrixStoreKHR %\\S+ %\\S+ %u?int_1 "],
+    "wg4": ["SubgroupId"],
+    "varptr": ["OpCapability VariablePointers", "OpSelect %_ptr_\\w+"],
+    "special": [
+        "OpExecutionMode %\\w+ SignedZeroInfNanPreserve 16",
+        "SignedZeroInfNanPreserve 32",
+        "OpFConvert",
+    ],
+    "f16bf16": ["OpTypeFloat 16 BFloat16KHR", "OpTypeFloat 16\\n", "OpFConvert"],
+}
+
+
+def test_khr_forms_are_in_the_module(modules):
+    seen = set()
+    for case, code in modules:
+        form = case.var or ("bda" if case.mem == "bda" else "") or ("null" if case.mode == "null" else "")
+        if case.op == "convert":
+            form = (
+                "special"
+                if case.tier == "special"
+                else ("f16bf16" if "bf16" in (case.mat.t, case.to) else "")
+            )
+        if form not in KHR_FORM_TEXT:
+            continue
+        text = subprocess.run(
+            [_tool("spirv-dis"), "-"], input=code, capture_output=True, check=True
+        ).stdout.decode()
+        for pat in KHR_FORM_TEXT[form]:
+            assert re.search(pat, text), (case.id, pat)
+        seen.add(form)
+    assert seen == set(KHR_FORM_TEXT)
+
+
+def _tool(name):
+    from cts.kernels.coopmat_glsl import tool
+
+    return tool(name)

@@ -69,6 +69,43 @@ def test_faults_are_caught_where_they_should_be(catches):
         assert any(frag in c for c in catches[fault]), (fault, catches[fault][:3])
 
 
+# each fault of a KHR axis (cts.families.coop.VARIANTS) -> the id tokens of the only cases that may
+# catch it (issue 19 item 2: a fault only the new axis catches)
+KHR_FAULTS = {
+    "coop_push_stride_tight": ("-spush-",),
+    "coop_spec_stride_default": ("-sspec-",),
+    "coop_runtime_stride_zero": ("-sbuf-",),
+    "coop_bda_offset": ("-bda-",),
+    "coop_vec_stride_components": ("-v2-", "-v4-"),
+    "coop_nontemporal_zero": ("-nontemporal-",),
+    "coop_aligned_shift": ("-aligned-",),
+    "coop_avail_last_row_lost": ("-avail-",),
+    "coop_composite_first": ("-composite-",),
+    "coop_null_not_zero": ("-null-",),
+    "coop_func_param_c_dropped": ("-func-", "-funcconst-"),
+    "coop_array_element0": ("-array-",),
+    "coop_struct_member_stale": ("-struct-",),
+    "coop_acc_colmajor_as_row": ("-colacc-",),
+    "coop_muladd_stride0_tight": ("-stride0-",),
+    "coop_wg_subgroups_share": ("-wg4-",),
+    "coop_required_size_half": ("-sgmin-", "-sgmax-"),
+    "coop_cross_sign_from_a": ("u8_i8_", "i8_u8_"),
+    "coop_varptr_other": ("-varptr-",),
+    "coop_convert_nan_zero": ("-special",),
+    "coop_f16_bf16_bits_copied": ("f16_to_bf16", "bf16_to_f16"),
+}
+
+
+@pytest.mark.parametrize("fault", list(KHR_FAULTS))
+def test_khr_axis_fault_is_caught_only_by_its_axis(fault, catches):
+    got = catches[fault]
+    assert got, fault
+    stray = [c for c in got if not any(t in c for t in KHR_FAULTS[fault])]
+    assert not stray, (fault, stray[:3])
+    # and by every case of the axis where the fault changes the result (all of them here)
+    assert all(any(t in c for c in got) for t in KHR_FAULTS[fault]), fault
+
+
 def test_modelled_devices_fp16_accumulation_is_caught():
     """``--emulator-model``: a float MulAdd computed as a device model.  The
     H100's kind (one fused step, 26-bit window, truncation) passes the fp32

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from cts.backends.emu_coop import COOP_FAULTS
+from cts.backends.emu_coop import COOP_FAULTS, VK_AXIS_FAULTS
 from cts.backends.emulator import EmulatorBackend
 from cts.backends.opencl_coop import CL_EXTENSION, CLC_FEATURE, parse_variants
 from cts.families.coop import CoopEntry, load_profile, profile_names
@@ -152,7 +152,7 @@ def test_clean_emulator_passes_the_opencl_forms(emu_cases):
     assert _failing(EmulatorBackend(), emu_cases) == []
 
 
-@pytest.mark.parametrize("fault", [f for f in COOP_FAULTS if "bf16" not in f])
+@pytest.mark.parametrize("fault", [f for f in COOP_FAULTS if "bf16" not in f and f not in VK_AXIS_FAULTS])
 def test_coop_fault_caught_through_opencl_forms(fault, emu_cases):
     failed = _failing(EmulatorBackend((fault,)), emu_cases)
     assert any(i.startswith("cl-spirv-") for i in failed), f"{fault} not caught by a cl-spirv case"

@@ -121,14 +121,60 @@ def _want_ids(entries) -> set[str]:
                     if not (op == "neg" and t.startswith("u")):
                         want |= {f"vk-{op}-{m}-{tier}" for tier in ("exact", "random")}
             for d in ts - {t}:
-                if {t, d} != {"f16", "bf16"}:
-                    want.add(f"vk-convert-{m}_to_{d}-exact")
+                want.add(f"vk-convert-{m}_to_{d}-exact")  # f16 <-> bf16 too (patched module)
+                if {t, d} <= {"f16", "f32", "f64"}:
+                    want.add(f"vk-convert-{m}_to_{d}-special")  # inf, NaN, out of range
+    want |= _want_khr_ids(entries)
     for e in entries:
         ints = not e.A.startswith(("f", "bf"))
         tiers = list(TIERS4) + ([("sat" if e.sat else "wrap")] if ints else [])
         want |= {f"vk-muladd-{e.tag}-row-{tier}" for tier in tiers}
         want |= {f"vk-muladd-{e.tag}-col-onehot", f"vk-chain-{e.tag}-random", f"vk-gemm-{e.tag}-random"}
     return want
+
+
+def _want_khr_ids(entries) -> set[str]:
+    """Issue 19 item 1 / issue 23 item 7: the load/store axes, composite access and OpConstantNull
+    on the first shape of each (use, component type); the MulAdd forms on every entry."""
+    want, first = set(), {}
+    for e in entries:
+        for use, r, c, t in (
+            ("A", e.M, e.K, e.A),
+            ("B", e.K, e.N, e.B),
+            ("C", e.M, e.N, e.C),
+            ("C", e.M, e.N, e.R),
+        ):
+            first.setdefault((use, t), f"{use}{r}x{c}-{t}")
+    for m in first.values():
+        for mem, srcs in (
+            ("storage", "spush sspec sbuf"),
+            ("workgroup", "spush sspec sbuf"),
+            ("bda", ". spush sspec sbuf"),
+        ):
+            want |= {f"vk-load-{m}-row-padded-{mem}-{s}-exact".replace("-.-", "-") for s in srcs.split()}
+        want |= {
+            f"vk-store-{m}-col-padded-{x}-exact"
+            for x in ("bda", "storage-spush", "workgroup-sbuf", "bda-sspec")
+        }
+        want |= {
+            f"vk-{x}-exact"
+            for x in (
+                f"load-{m}-row-tight-storage-v4",
+                f"load-{m}-col-tight-storage-v2",
+                f"store-{m}-row-tight-storage-v2",
+                f"store-{m}-col-tight-storage-v4",
+            )
+        }
+        want |= {f"vk-load-{m}-row-tight-storage-{x}-exact" for x in ("nontemporal", "aligned")}
+        want |= {f"vk-store-{m}-row-tight-storage-avail-exact", f"vk-access-{m}-composite-exact"}
+        want.add(f"vk-splat-{m}-null-exact")
+        want |= {
+            f"vk-{op}-{m}-row-padded-{mem}-varptr-exact"
+            for op in ("load", "store")
+            for mem in ("storage", "workgroup")
+        }
+    forms = ("func", "funcconst", "array", "struct", "colacc", "stride0", "wg4", "sgmin", "sgmax")
+    return want | {f"vk-muladd-{e.tag}-row-{f}-exact" for e in entries for f in forms}  # fmt: skip
 
 
 @pytest.mark.parametrize("name", profile_names())

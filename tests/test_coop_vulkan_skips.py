@@ -20,7 +20,44 @@ def _device(entries=H100.entries, sg=32, bf16=True, reason=None) -> VulkanBacken
     b = VulkanBackend()
     b._ready = True  # as if _open had run against a device reporting ``entries``
     b.reason, b.entries, b.subgroup_size, b.bf16_coop = reason, list(entries), sg, bf16
+    b.features = {"bufferDeviceAddress": True, "vulkanMemoryModel": True, "subgroupSizeControl": True}
+    b.features |= {"variablePointers": True, "variablePointersStorageBuffer": True}
+    b.float_controls = {16: True, 32: True, 64: True}
+    b.subgroup = {"minSubgroupSize": sg, "maxSubgroupSize": sg, "requiredSubgroupSizeStages": 0x20}
+    b.subgroup["maxComputeWorkGroupInvocations"] = 1024
     return b
+
+
+def test_khr_axes_skip_naming_the_missing_feature():
+    """Issue 19 item 1: each KHR axis skips with the feature it needs when the device lacks it."""
+    cs = {c.id: c for c in coop_cases(H100.entries, ("exact", "special"), 32, ("vk",))}
+    e = H100.entries[0]
+    bda = cs["vk-load-A16x16-f16-row-padded-bda-exact"]
+    avail = cs["vk-store-A16x16-f16-row-tight-storage-avail-exact"]
+    struct = cs[f"vk-muladd-{e.tag}-row-struct-exact"]
+    sgmin, wg4 = cs[f"vk-muladd-{e.tag}-row-sgmin-exact"], cs[f"vk-muladd-{e.tag}-row-wg4-exact"]
+    b = _device()
+    assert [b.unsupported(c) for c in (bda, avail, struct, sgmin, wg4)] == [None] * 5
+    b.features = {}
+    assert "bufferDeviceAddress is not supported" in b.unsupported(bda)
+    assert "vulkanMemoryModel is not supported" in b.unsupported(avail)
+    assert "vulkanMemoryModel is not supported" in b.unsupported(struct)
+    assert "subgroupSizeControl" in b.unsupported(sgmin)
+    vp = cs["vk-load-A16x16-f16-row-padded-storage-varptr-exact"]
+    vw = cs["vk-store-A16x16-f16-row-padded-workgroup-varptr-exact"]
+    assert "variablePointersStorageBuffer is not supported" in b.unsupported(vp)
+    assert "variablePointers is not supported" in b.unsupported(vw)
+    sp = cs["vk-convert-C16x16-f32_to_f16-special"]
+    assert b.unsupported(sp) is None
+    b.float_controls = {16: False, 32: True}
+    assert (
+        b.unsupported(sp) == "shaderSignedZeroInfNanPreserveFloat16 is not supported (inf / NaN conversions)"
+    )
+    b = _device()
+    b.subgroup["minSubgroupSize"] = 16
+    assert "minSubgroupSize is 16" in b.unsupported(sgmin)
+    b.subgroup["maxComputeWorkGroupInvocations"] = 64
+    assert "maxComputeWorkGroupInvocations" in b.unsupported(wg4)
 
 
 def test_reported_table_runs_every_case_of_its_space():

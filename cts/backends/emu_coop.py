@@ -27,7 +27,7 @@ import functools
 import ml_dtypes
 import numpy as np
 
-__all__ = ["CoopEmulation", "COOP_FAULTS"]
+__all__ = ["CoopEmulation", "COOP_FAULTS", "VK_AXIS_FAULTS"]
 
 COOP_FAULTS: dict[str, str] = {
     "coop_colmajor_as_rowmajor": "ColumnMajor loads read as RowMajor",
@@ -46,7 +46,41 @@ COOP_FAULTS: dict[str, str] = {
     "coop_workgroup_offset": "Load/Store through workgroup memory off by one element",
     "coop_chain_restarts": "chained MulAdd restarts from the original C",
     "coop_bf16_as_f16": "bf16 components decoded as fp16",
+    # KHR axes (issue 19 item 1; each caught only by the cases of its ``var``)
+    "coop_push_stride_tight": "a Stride from a push constant is taken as the tight stride",
+    "coop_spec_stride_default": "a Stride specialization constant keeps its default (tight)",
+    "coop_runtime_stride_zero": "a Stride read from a buffer at run time is taken as 0",
+    "coop_bda_offset": "Load/Store through a PhysicalStorageBuffer pointer off by one element",
+    "coop_vec_stride_components": "with a vector element pointer, Stride counted in components",
+    "coop_nontemporal_zero": "a Nontemporal Load returns zeros",
+    "coop_aligned_shift": "an Aligned Load reads one element late",
+    "coop_avail_last_row_lost": "a MakePointerAvailable Store drops its last row",
+    "coop_composite_first": "OpCompositeExtract returns the invocation's element 0 for every index",
+    "coop_null_not_zero": "OpConstantNull of a matrix type gives ones",
+    "coop_func_param_c_dropped": "a matrix parameter of a function call arrives as zeros (C)",
+    "coop_array_element0": "element 1 of an array of matrices reads element 0",
+    "coop_struct_member_stale": "a matrix struct member assigned by MulAdd keeps its old value",
+    "coop_acc_colmajor_as_row": "ColumnMajor C of a MulAdd loaded as RowMajor",
+    "coop_muladd_stride0_tight": "a Stride 0 MulAdd operand loaded with the tight stride",
+    "coop_wg_subgroups_share": "with several subgroups per workgroup, all compute subgroup 0's problem",
+    "coop_required_size_half": "with a required subgroup size, elements of the upper half of the subgroup keep C",
+    "coop_cross_sign_from_a": "mixed-signedness MulAdd extends B with A's signedness",
+    "coop_varptr_other": "an OpSelect of two pointers takes the other one",
+    "coop_convert_nan_zero": "a float conversion turns NaN into 0",
+    "coop_f16_bf16_bits_copied": "an f16 <-> bf16 conversion copies the 16 bits",
 }
+
+# faults of the KHR axes that only the Vulkan form enumerates (cts.families.coop.VARIANTS)
+VK_AXIS_FAULTS = frozenset(
+    "coop_" + f
+    for f in (
+        "push_stride_tight spec_stride_default runtime_stride_zero bda_offset vec_stride_components "
+        "nontemporal_zero aligned_shift avail_last_row_lost composite_first null_not_zero "
+        "func_param_c_dropped array_element0 struct_member_stale acc_colmajor_as_row "
+        "muladd_stride0_tight wg_subgroups_share required_size_half varptr_other convert_nan_zero "
+        "f16_bf16_bits_copied"
+    ).split()
+)
 
 _BITS = {"i8": 8, "u8": 8, "i16": 16, "u16": 16, "i32": 32, "u32": 32, "i64": 64, "u64": 64}
 _FLOATS = {"f16": np.float16, "bf16": ml_dtypes.bfloat16, "f32": np.float32, "f64": np.float64}
@@ -104,7 +138,7 @@ class CoopEmulation:
         return (iv & ((1 << w) - 1) if w < 64 else iv).astype(_UINTS[w])
 
     # ---- memory -------------------------------------------------------
-    def _load(self, mem, rows, cols, layout, stride, t, workgroup=False):
+    def _load(self, mem, rows, cols, layout, stride, t, workgroup=False, shift=0):
         f = self.faults
         if layout == "col" and "coop_colmajor_as_rowmajor" in f:
             layout = "row"
@@ -113,7 +147,7 @@ class CoopEmulation:
             stride = tight
         elif stride > tight and "coop_stride_ignored" in f:
             stride = tight
-        shift = 1 if workgroup and "coop_workgroup_offset" in f else 0
+        shift += 1 if workgroup and "coop_workgroup_offset" in f else 0
         off = _element_offsets(rows, cols, layout, stride, shift)
         n = rows * cols
         if _is_tight(rows, cols, layout, stride, shift) and n <= mem.shape[1]:  # one block of memory
@@ -126,14 +160,14 @@ class CoopEmulation:
         out[:, inside] = mem[:, off[inside]]
         return self._val(out, t)
 
-    def _store(self, mem, values, layout, stride, t, workgroup=False, copy=True):
+    def _store(self, mem, values, layout, stride, t, workgroup=False, copy=True, shift=0):
         f = self.faults
         S, rows, cols = values.shape
         raw = self._raw(values, t)
         tight = cols if layout == "row" else rows
         if stride > tight and "coop_stride_ignored" in f:
             stride = tight
-        shift = 1 if workgroup and "coop_workgroup_offset" in f else 0
+        shift += 1 if workgroup and "coop_workgroup_offset" in f else 0
         mem = np.array(mem, copy=True) if copy else mem  # copy=False: the caller's own buffer
         majors = rows if layout == "row" else cols
         if stride < tight and majors > 1:  # rows overlap in memory: later ones win, in order
@@ -160,6 +194,9 @@ class CoopEmulation:
     # ---- arithmetic ---------------------------------------------------
     def _muladd(self, A, B, C, e):
         f = self.faults
+        if e.is_int and "coop_cross_sign_from_a" in f and e.A[0] != e.B[0]:
+            wb = 1 << _width(e.B)  # B re-read as A's signedness
+            B = np.where(B < 0, B + wb, B) if e.A[0] == "u" else np.where(B >= wb // 2, B - wb, B)
         if e.is_int and "coop_signed_ignored" in f:
             A = np.where(A < 0, A + (1 << _width(e.A)), A) if e.A.startswith("i") else A
             B = np.where(B < 0, B + (1 << _width(e.B)), B) if e.B.startswith("i") else B
@@ -206,12 +243,62 @@ class CoopEmulation:
             return r
 
     def _convert(self, x, src, dst):
+        if {src, dst} == {"f16", "bf16"} and "coop_f16_bf16_bits_copied" in self.faults:
+            return self._val(self._raw(x, src), dst)
         if dst in _FLOATS:
+            if src in _FLOATS and "coop_convert_nan_zero" in self.faults:
+                x = np.where(np.isnan(x), 0.0, x)
             return x.astype(np.float64)
         if src in _FLOATS:
             v = np.rint(x) if "coop_ftoi_rounds" in self.faults else np.trunc(x)
             return v.astype(np.int64)
         return x
+
+    # ---- KHR axes (cts.families.coop.VARIANTS) ------------------------
+    def _ls_stride(self, case, bufs) -> tuple[int, int]:
+        """(Stride in elements, address shift) of a load/store case: the
+        stride source of its ``var`` and the faults of the new axes."""
+        from cts.families.coop import case_stride
+
+        f, v, m = self.faults, case.var, case.mat
+        stride = int(bufs["st"][0, 0]) if v == "sbuf" else case_stride(case)
+        tight = m.cols if case.layout == "row" else m.rows
+        if (v == "spush" and "coop_push_stride_tight" in f) or (
+            v == "sspec" and "coop_spec_stride_default" in f
+        ):
+            stride = tight
+        if v == "sbuf" and "coop_runtime_stride_zero" in f:
+            stride = 0
+        comp = {"v2": 2, "v4": 4}.get(v, 1)  # components of the element pointer
+        if comp > 1 and "coop_vec_stride_components" in f:
+            stride //= comp
+        bda = case.mem == "bda" and "coop_bda_offset" in f
+        return stride, int(bda or (v == "aligned" and "coop_aligned_shift" in f))
+
+    def _muladd_variant(self, case, bufs, d_out):
+        """MulAdd forms (buffers: cts.runs.coop_khr)."""
+        f, e, v = self.faults, case.entry, case.var
+        M, N, K = e.M, e.N, e.K
+        a_at = M * K if v == "array" and "coop_array_element0" not in f else 0
+        if v == "stride0":
+            sa, sb = (K, N) if "coop_muladd_stride0_tight" in f else (0, 0)
+        else:
+            sa, sb = K, N
+        A = self._load(bufs["a"][:, a_at:], M, K, "row", sa, e.A)
+        B = self._load(bufs["b"], K, N, "row", sb, e.B)
+        c_lay = "row" if v != "colacc" or "coop_acc_colmajor_as_row" in f else "col"
+        C = self._load(bufs["c"], M, N, c_lay, N if c_lay == "row" else M, e.C)
+        if v in ("func", "funcconst") and "coop_func_param_c_dropped" in f:
+            C = np.zeros_like(C)
+        D = self._muladd(A, B, C, e)
+        if v == "struct" and "coop_struct_member_stale" in f:
+            D = C
+        if v == "wg4" and "coop_wg_subgroups_share" in f:
+            D = D[np.arange(D.shape[0]) // 4 * 4]
+        if v in ("sgmin", "sgmax") and "coop_required_size_half" in f:
+            inv = self.coop_owner(type("M", (), {"rows": M, "cols": N})(), case.sg)[..., 0]
+            D = np.where(inv >= case.sg // 2, C, D)
+        return self._store(d_out, D, "col" if v == "colacc" else "row", M if v == "colacc" else N, e.R)
 
     # ---- the family entry point -------------------------------------
     def coop_mapping(self, rows: int, cols: int, sg: int) -> np.ndarray:
@@ -237,7 +324,7 @@ class CoopEmulation:
         return cache[key]
 
     def run_coop_matrix(self, case, bufs: dict) -> dict:
-        from cts.families.coop import CHAIN, GEMM_TILES, SCALE, SPLAT_CONST, case_stride
+        from cts.families.coop import CHAIN, GEMM_TILES, SCALE, SPLAT_CONST
 
         out = {k: np.array(v, copy=True) for k, v in bufs.items()}
         op, m, e = case.op, case.mat, case.entry
@@ -263,15 +350,17 @@ class CoopEmulation:
         elif op == "access":
             x = rowmajor("x").reshape(S, -1)
             y = x.copy()
-            idx = self.coop_mapping(R, Cn, case.sg).ravel()
-            if kind == "float":
-                y[:, idx] = x[:, idx] * 2 + 1
-            else:
-                y[:, idx] = x[:, idx] * 2 + 1
+            mp = self.coop_mapping(R, Cn, case.sg)
+            idx = mp.ravel()
+            src = idx
+            if case.var == "composite" and "coop_composite_first" in self.faults:
+                src = np.repeat(mp[:, :1], mp.shape[1], axis=1).ravel()
+            y[:, idx] = x[:, src] * 2 + 1
             put("out", y.reshape(S, R, Cn))
         elif op == "splat":
-            if case.mode == "const":
-                v = np.full((S, R, Cn), SPLAT_CONST[kind], dtype=np.float64 if kind == "float" else np.int64)
+            if case.mode in ("const", "null"):
+                c = SPLAT_CONST[kind] if case.mode == "const" else int("coop_null_not_zero" in self.faults)
+                v = np.full((S, R, Cn), c, dtype=np.float64 if kind == "float" else np.int64)
             else:
                 v0 = self._val(bufs["v"][:, :1], t)
                 v = np.broadcast_to(v0[:, :, None], (S, R, Cn))
@@ -280,17 +369,35 @@ class CoopEmulation:
             put("out", v)
         elif op == "load":
             wg = case.mem == "workgroup"
-            v = self._load(bufs["src"], R, Cn, case.layout, case_stride(case), t, wg)
+            stride, shift = self._ls_stride(case, bufs)
+            src = bufs["src"]
+            if case.var == "varptr" and "coop_varptr_other" in self.faults:  # subgroup 0's region / unused sh
+                src = np.zeros_like(src) if wg else np.broadcast_to(src[:1], src.shape)
+            v = self._load(src, R, Cn, case.layout, stride, t, wg, shift)
+            if case.var == "nontemporal" and "coop_nontemporal_zero" in self.faults:
+                v = np.zeros_like(v)
             put("out", v)
         elif op == "store":
             wg = case.mem == "workgroup"
-            out["dst"] = self._store(bufs["dst"], rowmajor("x"), case.layout, case_stride(case), t, wg)
+            stride, shift = self._ls_stride(case, bufs)
+            out["dst"] = self._store(bufs["dst"], rowmajor("x"), case.layout, stride, t, wg, shift=shift)
+            if case.var == "varptr" and "coop_varptr_other" in self.faults:
+                out["dst"] = np.array(bufs["dst"], copy=True)  # written elsewhere: subgroup 0's region / sh
+                if not wg:
+                    out["dst"][0] = self._store(bufs["dst"][-1:], rowmajor("x")[-1:], case.layout, stride, t)[
+                        0
+                    ]
+            if case.var == "avail" and "coop_avail_last_row_lost" in self.faults:
+                last = _element_offsets(R, Cn, case.layout, stride, 0)[-1]
+                out["dst"][:, last] = bufs["dst"][:, last]
         elif op in ("add", "sub", "mul", "div", "neg", "scale"):
             x = rowmajor("x")
             y = rowmajor("y")
             put("out", self._elementwise(op, x, y, t, SCALE[kind]))
         elif op == "convert":
             put("out", self._convert(rowmajor("x"), t, case.to), case.to)
+        elif op == "muladd" and case.var:
+            out["d"] = self._muladd_variant(case, bufs, out["d"])
         elif op == "muladd":
             M, N, K = e.M, e.N, e.K
             lay = case.layout

@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
+from cts.backends.vulkan_coop import CoopVulkan
 from cts.backends.vulkan_coop2 import Coop2Vulkan
 from cts.backends.vulkan_mlir import MlirVulkan
 from cts.backends.vulkan_rotate import ROTATE_EXTENSION_VK, ROTATE_FEATURES_STYPE, RotateVulkan
@@ -41,7 +42,7 @@ MAX_GROUPS = 65535  # guaranteed maxComputeWorkGroupCount[0]
 WAIT_NS = 20_000_000_000  # a dispatch that takes longer is a hang (the per-case pytest timeout is 300 s)
 
 
-class VulkanBackend(Coop2Vulkan, MlirVulkan, RotateVulkan, Backend):
+class VulkanBackend(Coop2Vulkan, CoopVulkan, MlirVulkan, RotateVulkan, Backend):
     name = "vulkan"
     coop_apis = ("vk",)
 
@@ -157,6 +158,9 @@ class VulkanBackend(Coop2Vulkan, MlirVulkan, RotateVulkan, Backend):
                 "maxComputeWorkGroupSize": int(props.limits.maxComputeWorkGroupSize[0]),
                 "maxComputeWorkGroupInvocations": int(props.limits.maxComputeWorkGroupInvocations),
             }
+            self.float_controls = {
+                w: bool(getattr(v12, f"shaderSignedZeroInfNanPreserveFloat{w}")) for w in (16, 32, 64)
+            }
             dn = self.ffi.string(v12.driverName).decode(errors="replace")
             di = self.ffi.string(v12.driverInfo).decode(errors="replace")
             driver = f"{dn} {di}".strip() or driver
@@ -222,6 +226,8 @@ class VulkanBackend(Coop2Vulkan, MlirVulkan, RotateVulkan, Backend):
             "storageBuffer16BitAccess": bool(f11.storageBuffer16BitAccess),
             "vulkanMemoryModel": bool(f12.vulkanMemoryModel),
             "bufferDeviceAddress": bool(f12.bufferDeviceAddress),
+            "variablePointers": bool(f11.variablePointers),
+            "variablePointersStorageBuffer": bool(f11.variablePointersStorageBuffer),
             "shaderBFloat16CooperativeMatrix": self.bf16_coop,
         }
         self.info.extra["features"] = {k: int(v) for k, v in self.features.items()}
@@ -338,52 +344,22 @@ class VulkanBackend(Coop2Vulkan, MlirVulkan, RotateVulkan, Backend):
                 types.add(m.t)
         if "bf16" in types and not self.bf16_coop:
             return "shaderBFloat16CooperativeMatrix is not supported"
-        return self._not_generated(case)
-
-    @staticmethod
-    def _not_generated(case) -> str | None:
-        """Entries the device reports but cts.kernels.coopmat_glsl cannot
-        express: a skip naming the suite's gap, not a failure of the driver."""
-        gap = "not realized by the suite: {} (a coverage gap of the suite, not a device verdict)"
-        scope = case.entry.scope if case.entry is not None else case.mat.scope
-        if scope != "subgroup":
-            return gap.format(f"{scope} scope is not generated (GLSL gl_ScopeSubgroup only)")
-        if case.entry is not None and case.entry.C != case.entry.R:
-            return gap.format(
-                f"coopMatMulAdd cannot express C type {case.entry.C} != Result type {case.entry.R}"
-            )
-        return None
+        return self._not_generated(case) or self._khr_axis_missing(case)
 
     # --------------------------------------------------------- execution
-    def _buffer(self, nbytes: int):
-        vk = self.vk
-        size = max(256, -(-nbytes // 256) * 256)
-        buf = vk.vkCreateBuffer(
-            self.device,
-            vk.VkBufferCreateInfo(size=size, usage=vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT, sharingMode=0),
-            None,
-        )
-        req = vk.vkGetBufferMemoryRequirements(self.device, buf)
-        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-        mp = self.mem_props
-        idx = next(
-            i
-            for i in range(mp.memoryTypeCount)
-            if req.memoryTypeBits & (1 << i) and (mp.memoryTypes[i].propertyFlags & want) == want
-        )
-        mem = vk.vkAllocateMemory(
-            self.device, vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx), None
-        )
-        vk.vkBindBufferMemory(self.device, buf, mem, 0)
-        return buf, mem, size
-
     def _pipeline(
-        self, code: bytes, nbuf: int, spec: tuple[int, ...] = (), required_sg: int = 0, entry_name="main"
+        self,
+        code: bytes,
+        nbuf: int,
+        spec: tuple[int, ...] = (),
+        required_sg: int = 0,
+        entry_name="main",
+        push=0,
     ):
         """The compute pipeline of a module's entry point, cached per (module,
         values of specialization constants 0, 1, ..., required subgroup size
-        or 0, entry point)."""
-        key = (code, spec, required_sg, entry_name)
+        or 0, entry point, push-constant bytes)."""
+        key = (code, spec, required_sg, entry_name, push)
         if key in self._pipes:
             return self._pipes[key]
         vk, ffi = self.vk, self.ffi
@@ -402,8 +378,16 @@ class VulkanBackend(Coop2Vulkan, MlirVulkan, RotateVulkan, Backend):
         dsl = vk.vkCreateDescriptorSetLayout(
             self.device, vk.VkDescriptorSetLayoutCreateInfo(bindingCount=nbuf, pBindings=binds), None
         )
+        ranges = [vk.VkPushConstantRange(stageFlags=vk.VK_SHADER_STAGE_COMPUTE_BIT, offset=0, size=push)]
         pl = vk.vkCreatePipelineLayout(
-            self.device, vk.VkPipelineLayoutCreateInfo(setLayoutCount=1, pSetLayouts=[dsl]), None
+            self.device,
+            vk.VkPipelineLayoutCreateInfo(
+                setLayoutCount=1,
+                pSetLayouts=[dsl],
+                pushConstantRangeCount=int(push > 0),
+                pPushConstantRanges=ranges if push else None,
+            ),
+            None,
         )
         entry = ffi.new("char[]", entry_name.encode())  # DEVICE.md pitfall: keep pName alive
         keep: list = [entry]
@@ -446,10 +430,23 @@ class VulkanBackend(Coop2Vulkan, MlirVulkan, RotateVulkan, Backend):
             from cts.families.coop import GEMM_TILES
 
             groups = rows * GEMM_TILES[0] * GEMM_TILES[1]
+        from cts.kernels import coopmat_khr as kh
+
+        groups = kh.workgroups(case, groups)
         if groups > MAX_GROUPS:
             raise Unsupported(f"{groups} workgroups exceed the guaranteed {MAX_GROUPS}")
+        req = kh.required_subgroup(case)
+        extra = {"required_sg": self.subgroup[f"{req}SubgroupSize"] if req else 0}
+        if case.var == "sspec":
+            from cts.families.coop import case_stride
+
+            extra["spec"] = (case_stride(case),)
+        if kh.push_data(case):
+            extra["push"] = lambda addr: kh.push_data(case, addr.get("src", addr.get("dst", 0)))
+            if case.mem == "bda":
+                extra["bda"] = ("src", "dst")
         try:
-            out = self._dispatch(code, order, arrays, groups, case.id)
+            out = self._dispatch(code, order, arrays, groups, case.id, **extra)
         except CaseError:
             raise
         except Exception as e:  # noqa: BLE001 - a driver error fails this case only
@@ -466,6 +463,8 @@ class VulkanBackend(Coop2Vulkan, MlirVulkan, RotateVulkan, Backend):
         spec: tuple[int, ...] = (),
         required_sg: int = 0,
         entry: str = "main",
+        push=None,
+        bda: tuple[str, ...] = (),
     ) -> dict:
         """One dispatch.  If the submitted work does not complete (timeout,
         device lost), its buffers, descriptor pool and command buffer may
@@ -474,14 +473,21 @@ class VulkanBackend(Coop2Vulkan, MlirVulkan, RotateVulkan, Backend):
         one (freeing them, or reusing the fence, would be invalid Vulkan and
         could make later cases read results too early)."""
         vk, ffi = self.vk, self.ffi
-        pipe, pl, dsl, *_ = self._pipeline(code, len(order), spec, required_sg, entry_name=entry)
+        pdata = push({}) if push else b""  # push(addresses of the ``bda`` buffers) -> bytes
+        more = {"push": len(pdata)} if pdata else {}
+        pipe, pl, dsl, *_ = self._pipeline(code, len(order), spec, required_sg, entry_name=entry, **more)
         made = []
+        addr: dict = {}
         in_flight = False
         try:
             for n in order:
                 x = arrays[n]
-                buf, mem, size = self._buffer(x.nbytes)
+                buf, mem, size = self._buffer(x.nbytes, True) if n in bda else self._buffer(x.nbytes)
                 made.append((buf, mem, size))
+                if n in bda:
+                    # the binding's wrapper returns its argument, not the address: call the C function
+                    info = ffi.new("VkBufferDeviceAddressInfo*", {"sType": 1000244001, "buffer": buf})
+                    addr[n] = int(vk.lib.vkGetBufferDeviceAddress(self.device, info))
                 ptr = vk.vkMapMemory(self.device, mem, 0, size, 0)
                 ffi.memmove(ptr, x.tobytes(), x.nbytes)
                 vk.vkUnmapMemory(self.device, mem)
@@ -525,6 +531,10 @@ class VulkanBackend(Coop2Vulkan, MlirVulkan, RotateVulkan, Backend):
                 vk.vkBeginCommandBuffer(cb, vk.VkCommandBufferBeginInfo())
                 vk.vkCmdBindPipeline(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipe)
                 vk.vkCmdBindDescriptorSets(cb, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pl, 0, 1, [ds], 0, None)
+                if pdata:
+                    pbytes = push(addr)
+                    pbuf = ffi.new("char[]", pbytes)
+                    vk.vkCmdPushConstants(cb, pl, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(pbytes), pbuf)
                 vk.vkCmdDispatch(cb, groups, 1, 1)
                 vk.vkEndCommandBuffer(cb)
                 vk.vkResetFences(self.device, 1, [self.fence])

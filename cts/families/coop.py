@@ -52,6 +52,8 @@ __all__ = [
     "COOP_EXTENSION",
     "CHAIN",
     "GEMM_TILES",
+    "VARIANTS",
+    "case_comp",
 ]
 
 COOP_EXTENSION = "VK_KHR_cooperative_matrix"
@@ -240,7 +242,8 @@ class CoopCase:
     layout: str = "row"  # load / store / muladd: "row" or "col"
     stride: str = "tight"  # "tight", "padded", "zero" (load only)
     mem: str = "storage"  # "storage" or "workgroup"
-    mode: str = ""  # splat: "const" / "dyn"
+    mode: str = ""  # splat: "const" / "dyn" / "null"
+    var: str = ""  # a KHR axis value of VARIANTS (id token; "" = the plain form)
     tier: str = "exact"
     sg: int = 32  # subgroup size the case is planned for (not in the id)
     family: str = "coop_matrix"
@@ -258,6 +261,8 @@ class CoopCase:
             parts.append(self.layout)
         if self.mode:
             parts.append(self.mode)
+        if self.var:
+            parts.append(self.var)
         parts.append(self.tier)
         return "-".join(parts)
 
@@ -297,10 +302,80 @@ class CoopCase:
             d.update({"layout": self.layout, "stride": self.stride, "mem": self.mem})
         if self.mode:
             d["mode"] = self.mode
+        if self.var:
+            d["var"] = self.var
+            d["axis"] = VARIANTS[self.var][0]
         return d
 
 
 ELEMENTWISE = ("add", "sub", "mul", "div", "neg", "scale")
+
+# KHR axes beyond the plain forms (issue 19 item 1, issue 23 item 7): id token -> (axis, what
+# the kernel does differently).  Load/store also take ``mem="bda"`` (PhysicalStorageBuffer).
+VARIANTS: dict[str, tuple[str, str]] = {
+    "spush": ("stride source", "Stride read from a push constant"),
+    "sspec": ("stride source", "Stride a specialization constant (default: the tight stride)"),
+    "sbuf": ("stride source", "Stride read from a storage buffer at run time"),
+    "v2": ("element pointer", "buffer of 2-component vectors; offset and Stride in vectors"),
+    "v4": ("element pointer", "buffer of 4-component vectors; offset and Stride in vectors"),
+    "nontemporal": ("memory operand", "Load with the Nontemporal memory operand"),
+    "aligned": ("memory operand", "Load with the Aligned 16 memory operand"),
+    "avail": ("memory operand", "Vulkan memory model: MakePointerVisible load, MakePointerAvailable store"),
+    "func": ("function", "MulAdd inside a function: matrices as parameters and return value"),
+    "funcconst": ("function", "MulAdd inside a function with const in parameters"),
+    "array": ("composite", "A from an array of two matrices (element 1)"),
+    "struct": ("composite", "A, B, C members of a struct; the result written back to the member"),
+    "colacc": ("accumulator layout", "C loaded and Result stored ColumnMajor"),
+    "stride0": ("operand stride", "A and B loaded with Stride 0 (every row the same)"),
+    "wg4": ("subgroups per workgroup", "4 subgroups per workgroup, each its own problem"),
+    "sgmin": ("subgroup size", "pipeline with requiredSubgroupSize = minSubgroupSize"),
+    "sgmax": ("subgroup size", "pipeline with requiredSubgroupSize = maxSubgroupSize"),
+    "composite": ("element access", "elements read by OpCompositeExtract, written by OpCompositeInsert"),
+    "varptr": ("variable pointers", "the Load/Store pointer an OpSelect of two pointers (VariablePointers)"),
+}
+MULADD_VARIANTS = ("func", "funcconst", "array", "struct", "colacc", "stride0", "wg4", "sgmin", "sgmax")
+# (op, layout, stride, mem, var) of the load/store axes, per representative matrix type
+LOAD_STORE_VARIANTS = (
+    [("load", "row", "padded", mem, v) for mem in ("storage", "workgroup", "bda") for v in ("", "spush", "sspec", "sbuf")]
+    + [("store", "col", "padded", "bda", ""), ("store", "col", "padded", "storage", "spush"),
+       ("store", "col", "padded", "workgroup", "sbuf"), ("store", "col", "padded", "bda", "sspec")]
+    + [("load", "row", "tight", "storage", "v4"), ("load", "col", "tight", "storage", "v2"),
+       ("store", "row", "tight", "storage", "v2"), ("store", "col", "tight", "storage", "v4")]
+    + [("load", "row", "tight", "storage", "nontemporal"), ("load", "row", "tight", "storage", "aligned"),
+       ("store", "row", "tight", "storage", "avail")]
+    + [(op, "row", "padded", mem, "varptr") for op in ("load", "store") for mem in ("storage", "workgroup")]
+)  # fmt: skip
+
+
+def case_comp(case) -> int:
+    """Components of the element pointer of a load/store (``v2`` / ``v4``)."""
+    return {"v2": 2, "v4": 4}.get(case.var, 1)
+
+
+def _khr_variants(api: str, mats: list, entries: list, tiers) -> list:
+    """The KHR axes: load/store axes and element-access forms on one matrix type per (use,
+    component type), MulAdd forms on every entry."""
+    if api != "vk":
+        return []
+    reps: dict[tuple, MatType] = {}
+    for m in mats:
+        reps.setdefault((m.use, m.t, m.scope), m)
+    out = []
+    for m in reps.values():
+        for op, lay, st, mem, v in LOAD_STORE_VARIANTS:
+            if (mem, v) not in (("storage", ""), ("workgroup", "")):
+                out.append(CoopCase(op, api, mat=m, layout=lay, stride=st, mem=mem, var=v))
+        out.append(CoopCase("access", api, mat=m, var="composite"))
+        out.append(CoopCase("splat", api, mat=m, mode="null"))
+    for e in entries:
+        out += [CoopCase("muladd", api, entry=e, var=v) for v in MULADD_VARIANTS]
+    if "special" in tiers:  # inf, NaN, out of range: defined with SignedZeroInfNanPreserve
+        for m, dst in _conversions(mats):
+            if {m.t, dst} <= {"f16", "f32", "f64"}:
+                out.append(CoopCase("convert", api, mat=m, to=dst, tier="special"))
+    return out
+
+
 FLOAT_TIERS = ("exact", "onehot", "random", "special")
 INT_TIERS = ("exact", "onehot", "random", "special")
 
@@ -326,11 +401,9 @@ def _api_allows(
     if api == "vk":
         types = (entry.A, entry.B, entry.C, entry.R) if entry else (mat.t,)
         # SPV_KHR_bfloat16: no arithmetic instructions on BFloat16KHR (spirv-val
-        # rejects OpFAdd ... on bf16 matrices); f16 <-> bf16 conversions are not
-        # generated (glslang 13 has no bfloat16_t, see cts/kernels/coopmat_glsl.py)
-        if "bf16" in types and op in ELEMENTWISE:
-            return False
-        return not (op == "convert" and {mat.t, to} == {"f16", "bf16"})
+        # rejects OpFAdd ... on bf16 matrices); f16 <-> bf16 conversions are
+        # patched into the module (cts/kernels/coopmat_khr.py)
+        return not ("bf16" in types and op in ELEMENTWISE)
     types = (entry.A, entry.B, entry.C, entry.R) if entry else (mat.t, to)
     scope = entry.scope if entry else mat.scope
     if "bf16" in types or scope != "subgroup":
@@ -394,6 +467,7 @@ def coop_cases(entries, tiers: tuple[str, ...], sg: int, apis: tuple[str, ...] =
             ct = "random" if "random" in tiers else "exact"
             pts.append(CoopCase("chain", api, entry=e, tier=ct))
             pts.append(CoopCase("gemm", api, entry=e, tier=ct))
+        pts += _khr_variants(api, mats, entries, tiers)
         pts = [p for p in pts if _api_allows(api, p.entry, p.mat, p.op, p.to)]
         out += [replace(p, sg=sg) for p in pts]
     return out

@@ -84,10 +84,11 @@ def kernel_buffers(case: CoopCase) -> list[tuple[str, str]]:
         return [("x", t), ("out", t)]
     if op == "splat":
         return [("v", t), ("out", t)]
+    st = [("st", "u32")] if case.var == "sbuf" else []  # a Stride read at run time
     if op == "load":
-        return [("src", t), ("out", t)]
+        return [("src", t), ("out", t)] + st
     if op == "store":
-        return [("x", t), ("dst", t)]
+        return [("x", t), ("dst", t)] + st
     if op == "convert":
         return [("x", t), ("out", case.to)]
     if case.entry is not None:
@@ -134,6 +135,10 @@ def _convert_elem(src: str, dst: str, expr: str) -> str:
 
 def glsl_source(case: CoopCase, sg: int) -> str:
     """The compute shader of ``case`` for subgroup size ``sg``."""
+    if case.var or case.mem == "bda" or case.mode == "null" or _f16_bf16(case):  # the KHR axes
+        from cts.kernels.coopmat_khr import khr_source
+
+        return khr_source(case, sg)
     op, m = case.op, case.mat
     body: list[str] = ["  uint s = gl_WorkGroupID.x;", "  uint inv = gl_SubgroupInvocationID;"]
     shared = ""
@@ -289,7 +294,14 @@ def _muladd_body(case: CoopCase) -> list[str]:
     return lines
 
 
+def _f16_bf16(case: CoopCase) -> bool:
+    """A conversion between f16 and bf16 (written with int16_t, patched: cts/kernels/coopmat_khr.py)."""
+    return case.op == "convert" and {case.mat.t, case.to} == {"f16", "bf16"}
+
+
 def _uses_bf16(case: CoopCase) -> bool:
+    if _f16_bf16(case):
+        return False  # both types in one module: the patch of coopmat_khr writes them
     ts = [t for _, t in kernel_buffers(case)]
     if "bf16" in ts and any(t == "f16" for t in ts):
         raise Unsupported(
@@ -315,9 +327,13 @@ _MEM: dict[str, bytes] = {}
 
 def spirv_module(case: CoopCase, sg: int) -> bytes:
     """Compile (cached), rewrite bf16, validate with spirv-val vulkan1.3."""
+    from cts.kernels import coopmat_khr
+
     src = glsl_source(case, sg)
     bf16 = _uses_bf16(case)
-    key = hashlib.sha256(f"{_versions()}|bf16={bf16}|{src}".encode()).hexdigest()
+    patched = coopmat_khr.needs_patch(case)
+    tag = f"|patch={case.var or case.mode or case.tier}" if patched else ""
+    key = hashlib.sha256(f"{_versions()}|bf16={bf16}{tag}|{src}".encode()).hexdigest()
     if key in _MEM:
         return _MEM[key]
     path = CACHE_DIR / f"{key}.spv"
@@ -328,9 +344,10 @@ def spirv_module(case: CoopCase, sg: int) -> bytes:
         comp, spv = Path(d) / "k.comp", Path(d) / "k.spv"
         comp.write_text(src)
         _run([tool("glslang"), "-V", "--target-env", "vulkan1.3", str(comp), "-o", str(spv)], "glslang")
-        if bf16:
+        if bf16 or patched:
             dis = _run([tool("spirv-dis"), "--raw-id", str(spv)], "spirv-dis").stdout
-            dis = _to_bf16(dis)
+            dis = _to_bf16(dis) if bf16 else dis
+            dis = coopmat_khr.patch(case, dis) if patched else dis
             (Path(d) / "k.spvasm").write_text(dis)
             _run(
                 [tool("spirv-as"), "--target-env", "vulkan1.3", str(Path(d) / "k.spvasm"), "-o", str(spv)],

@@ -42,6 +42,8 @@ from cts.families.coop import (
     region_len,
     storage_dtype,
 )
+from cts.runs.coop_khr import muladd_variant, special_convert_inputs
+from cts.runs.coop_khr import stride_buf as _stride_buf
 from cts.runs.intel import RunResult
 from reference import coop as rc
 from reference.data import case_rng, choose, mma_operands
@@ -156,7 +158,7 @@ def _range_verdict(lo, hi, act_bits, t: ElemType, rule: str) -> Verdict:
     av = t.decode(a)
     with np.errstate(invalid="ignore"):
         ok = ((av >= lo) & (av <= hi)) | (np.isnan(lo) & np.isnan(av))
-    err = np.where(np.isfinite(av), np.maximum(lo - av, av - hi).clip(0), 0.0)
+        err = np.where(np.isfinite(av) & np.isfinite(lo), np.maximum(lo - av, av - hi).clip(0), 0.0)
     return compare(t.encode(lo), a, t, ok, rule, _nowhere, error=err, bound=np.zeros_like(err))
 
 
@@ -238,8 +240,9 @@ def _matrix_op(case: CoopCase, backend, rng, S, profile) -> RunResult:
         return _wrap(_exact_verdict(exp, got["out"].reshape(shape), t), bufs, exp, got["out"])
     if op == "splat":
         v = _random_finite_bits(rng, t, (S, 1))
-        if case.mode == "const":
-            exp = np.broadcast_to(_bits(np.asarray(SPLAT_CONST[kind]), t), shape)
+        if case.mode in ("const", "null"):  # OpConstantNull: every element 0
+            c = SPLAT_CONST[kind] if case.mode == "const" else 0
+            exp = np.broadcast_to(_bits(np.asarray(c), t), shape)
         else:
             exp = np.broadcast_to(v[:, :, None], shape)
         bufs = {"v": v, "out": np.zeros(flat, storage_dtype(t.name))}
@@ -249,7 +252,7 @@ def _matrix_op(case: CoopCase, backend, rng, S, profile) -> RunResult:
         stride = case_stride(case)
         L = region_len(rc.image_len(R, C, case.layout, stride), t.name)
         src = _random_finite_bits(rng, t, (S, L))
-        bufs = {"src": src, "out": np.zeros(flat, storage_dtype(t.name))}
+        bufs = {"src": src, "out": np.zeros(flat, storage_dtype(t.name))} | _stride_buf(case, S, stride)
         got = _run(backend, case, bufs)
         exp = rc.from_image(src, R, C, case.layout, stride)
         return _wrap(_exact_verdict(exp, got["out"].reshape(shape), t), bufs, exp, got["out"])
@@ -258,7 +261,7 @@ def _matrix_op(case: CoopCase, backend, rng, S, profile) -> RunResult:
         L = region_len(rc.image_len(R, C, case.layout, stride), t.name)
         x = _random_finite_bits(rng, t, shape)
         dst = _random_finite_bits(rng, t, (S, L))
-        bufs = {"x": x.reshape(flat), "dst": dst}
+        bufs = {"x": x.reshape(flat), "dst": dst} | _stride_buf(case, S, stride)
         got = _run(backend, case, bufs)
         exp = rc.to_image(x, case.layout, stride, dst)
         # judged over the whole region (padding must be untouched): rows = 1
@@ -267,7 +270,7 @@ def _matrix_op(case: CoopCase, backend, rng, S, profile) -> RunResult:
         return _wrap(v, bufs, exp, got["dst"])
     if op == "convert":
         d = etype(case.to)
-        x = _convert_inputs(rng, t, d, shape)
+        x = (special_convert_inputs if case.tier == "special" else _convert_inputs)(rng, t, d, shape)
         bufs = {"x": _bits(x, t).reshape(flat), "out": np.zeros(flat, storage_dtype(d.name))}
         got = _run(backend, case, bufs)
         lo, hi = rc.convert_accept(x, t, d)
@@ -504,6 +507,8 @@ def run_coop(
 def _run_op(case, backend, rng, subgroups, profile) -> RunResult:
     if case.op == "length":
         return _length(case, backend, rng, subgroups)
+    if case.op == "muladd" and case.var:
+        return muladd_variant(case, backend, rng, subgroups, profile)
     if case.op in ("muladd", "chain", "gemm"):
         return _muladd(case, backend, rng, subgroups, profile)
     return _matrix_op(case, backend, rng, subgroups, profile)

@@ -18,7 +18,7 @@ import numpy as np
 
 from cts.backends.vulkan import VulkanBackend
 from cts.families.coop import CoopCase, matrix_types
-from cts.families.coop_run import decode_mapping, run_coop
+from cts.runs.coop import decode_mapping, run_coop
 
 
 def mapping_table(case, backend) -> tuple[str, dict]:
