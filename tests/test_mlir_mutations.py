@@ -34,7 +34,7 @@ def test_clean_emulator_passes_every_mlir_case():
 
 @pytest.fixture(scope="module")
 def catches():
-    cases = [c for c in mlir_cases() if c.sg in (8, 16)]
+    cases = [c for c in mlir_cases() if c.sg in (8, 16) or c.op == "gpu_rotate"]
     table = defaultdict(list)
     for fault in MLIR_FAULTS:
         table[fault] = run_all(EmulatorBackend((fault,)), cases)
@@ -71,3 +71,20 @@ def test_mlir_faults_are_caught_by_their_op(catches):
     for fault, prefixes in expect.items():
         for p in prefixes:
             assert any(c.startswith(p) for c in catches[fault]), f"{fault} not caught by {p}"
+
+
+# faults of the axes issue 23 added, and the only cases that may catch them (each caught by its new
+# cases and by nothing older: the axis is what exposes it)
+NEW_AXIS_FAULTS = {
+    "gpu_rotate_high_word_lost": lambda c: c.op == "gpu_rotate" and c.elem in ("i64", "f64"),
+    "gpu_rotate_wave32_halves": lambda c: c.op == "gpu_rotate" and c.sg == 64,
+}
+
+
+@pytest.mark.parametrize("fault", list(NEW_AXIS_FAULTS))
+def test_new_axis_faults_are_caught_only_by_their_new_cases(fault, catches):
+    by_id = {c.id: c for c in mlir_cases()}
+    caught = catches[fault]
+    assert caught, f"{fault} not caught"
+    stray = [i for i in caught if not NEW_AXIS_FAULTS[fault](by_id[i])]
+    assert not stray, f"{fault} caught by cases outside its axis: {stray[:5]}"

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from cts.backends.base import CaseError
@@ -53,6 +54,10 @@ MLIR_FAULTS: dict[str, str] = {
     "gpu_rotate_width_ignored": "gpu.rotate rotates over the whole subgroup, not width lanes",
     "gpu_rotate_valid_all_lanes": "gpu.rotate reports valid = true on every lane",
     "gpu_rotate_vector_tail_unrotated": "gpu.rotate of a vector value rotates only its first component",
+    "gpu_rotate_high_word_lost": "gpu.rotate of a 64-bit value (i64, f64) moves only its low 32 bits "
+    "(the high word stays the lane's own)",
+    "gpu_rotate_wave32_halves": "gpu.rotate in a subgroup of 64 rotates each half of 32 lanes on its own "
+    "(a width-64 rotate wraps at lane 32)",
 }
 
 _NP = {
@@ -62,6 +67,11 @@ _NP = {
     "si8": np.int8,
     "ui8": np.uint8,
     "i32": np.int32,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i64": np.int64,
+    "bf16": ml_dtypes.bfloat16,
+    "i1": np.int32,  # a Boolean lane value, held as 0 / 1
 }
 
 
@@ -281,6 +291,13 @@ class MlirEmulation:
                 out = v.copy()  # lanes >= width: poison (here: their own value)
                 w = S if "gpu_rotate_width_ignored" in f else width
                 out[:, :w] = np.roll(v[:, :w], -off % w, axis=1)
+                if w == 64 and "gpu_rotate_wave32_halves" in f:
+                    for h in (0, 32):
+                        out[:, h : h + 32] = np.roll(v[:, h : h + 32], -off % 32, axis=1)
+                if v.dtype.itemsize == 8 and "gpu_rotate_high_word_lost" in f:
+                    lo = np.uint64(0xFFFFFFFF)
+                    moved, own = out.view(np.uint64), v.view(np.uint64)
+                    out = ((moved & lo) | (own & ~lo)).view(v.dtype)
                 if v.ndim == 3 and "gpu_rotate_vector_tail_unrotated" in f:
                     out[:, :, 1:] = v[:, :, 1:]
                 env[reg] = out

@@ -176,6 +176,11 @@ class RotateOpenCL:
         if case.sg not in (info.subgroup_sizes or ()):
             sizes = ", ".join(map(str, info.subgroup_sizes)) or "none reported"
             return f"device has subgroup sizes {sizes}, not {case.sg}"
+        if case.elem in ("i1", "bf16"):
+            return (
+                f"gpu.rotate on {case.elem}: the OpenCL C rotate built-ins (this suite's lowering on OpenCL) "
+                "take no bool / bfloat16 gentype (spec-digest 6.5)"
+            )
         if case.elem == "f16" and not self.has_extension("cl_khr_fp16"):
             return "device lacks cl_khr_fp16 (element type f16)"
         if case.elem == "f64" and not self.has_extension("cl_khr_fp64"):

@@ -15,7 +15,7 @@ missing feature, property bit or limit:
   ``subgroupSupportedOperations`` (and BASIC, BALLOT for the map), compute in
   ``subgroupSupportedStages``;
 * element types: ``shaderInt8`` / ``shaderInt16`` / ``shaderFloat16`` and
-  ``shaderSubgroupExtendedTypes`` for 8- and 16-bit types, ``shaderInt64``,
+  ``shaderSubgroupExtendedTypes`` for 8-, 16- and 64-bit integers and 16-bit floats, ``shaderInt64``,
   ``shaderFloat64``;
 * the subgroup size: the device's own ``subgroupSize``, or any size in
   [minSubgroupSize, maxSubgroupSize] when ``subgroupSizeControl`` is enabled
@@ -51,8 +51,9 @@ _TYPE_FEATURES = {
     "short": (("shaderInt16",), True),
     "ushort": (("shaderInt16",), True),
     "half": (("shaderFloat16",), True),
-    "long": (("shaderInt64",), False),
-    "ulong": (("shaderInt64",), False),
+    # shaderSubgroupExtendedTypes covers 8-, 16- and 64-bit integers and 16-bit floats (Vulkan 1.2)
+    "long": (("shaderInt64",), True),
+    "ulong": (("shaderInt64",), True),
     "double": (("shaderFloat64",), False),
 }
 

@@ -74,6 +74,16 @@ DEVICE_SHAPES = {
 }
 # gpu.rotate on vector<VxT> values (subgroup size 16, every width and offset class)
 GPU_ROTATE_VECTORS = (("f32", 4), ("i32", 2), ("f16", 3))
+# gpu.rotate's verifier (mlir-opt 22) takes any integer or float, or a fixed 1-D vector of them
+# (not index, not a 2-D or scalable vector): the element types of the targets besides i32 / f32 / f16
+# (signless i1, i8, i16, i64; bf16, f64), at subgroup size 8 (widths 1, 4, 8; the size Mesa lavapipe and
+# Intel CPUs run), and vectors beyond
+# the first three: wider (8, 16 components: OpenCL C float8 / char16; no SPIR-V Shader type) and of
+# the new element types.  (i128, f8E4M3FN... verify too but no target has a type for them.)
+GPU_ROTATE_TYPES = ("i1", "i8", "i16", "i64", "bf16", "f64")
+GPU_ROTATE_WIDE_VECTORS = (("f32", 8), ("i8", 16), ("i16", 4), ("i64", 2), ("f64", 2), ("bf16", 2), ("i1", 4))
+# subgroup sizes beyond 8 .. 32 (issue 23): 4 (every width) and 64 (widths 1, 2, 32, 64)
+GPU_ROTATE_SIZES = {4: (1, 2, 4), 64: (1, 2, 32, 64)}
 ELEMENTWISE_TYPES = {"f": ("f16", "f32", "f64"), "i": ("i32",), "f16->f32": ("f16",), "f32->f16": ("f32",)}
 
 
@@ -228,12 +238,35 @@ def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
         for w in _pow2_upto(16):
             for off in sorted({0, 1, w - 1} & set(range(w))):
                 out.append(MlirCase("gpu_rotate", 16, t, offset=off, width=w, vec=vec))
+    out += _gpu_rotate_more()
     for tag, t in (("AOp", "f16"), ("BOp", "f16"), ("COp", "f32"), ("COp", "i32")):
         for sg in (8, 16, 32):
             for off in sorted({0, 1, sg // 2, sg - 1}):
                 out.append(MlirCase("mma_rotate", sg, t, tag=tag, offset=off))
     for name in DEVICE_SHAPES:
         out += _device_shape_cases(name)
+    return out
+
+
+def _gpu_rotate_more() -> list[MlirCase]:
+    """gpu.rotate on the rest of what its verifier accepts (issue 23): the
+    element types of :data:`GPU_ROTATE_TYPES` and the vectors of
+    :data:`GPU_ROTATE_WIDE_VECTORS` at subgroup size 8, and i32 / f32 / f16
+    at subgroup sizes 4 and 64 (:data:`GPU_ROTATE_SIZES`)."""
+    out: list[MlirCase] = []
+    for t in GPU_ROTATE_TYPES:
+        for w in (1, 4, 8):
+            for off in sorted({0, 1, w - 1} & set(range(w))):
+                out.append(MlirCase("gpu_rotate", 8, t, offset=off, width=w))
+    for t, vec in GPU_ROTATE_WIDE_VECTORS:
+        for w in (4, 8):
+            for off in (1, w - 1):
+                out.append(MlirCase("gpu_rotate", 8, t, offset=off, width=w, vec=vec))
+    for sg, widths in GPU_ROTATE_SIZES.items():
+        for t in ("i32", "f32", "f16"):
+            for w in widths:
+                for off in sorted({0, 1, w - 1} & set(range(w))):
+                    out.append(MlirCase("gpu_rotate", sg, t, offset=off, width=w))
     return out
 
 

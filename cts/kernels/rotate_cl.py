@@ -85,8 +85,11 @@ _CTYPE = {
     "int32": "int",
     "int8": "char",
     "uint8": "uchar",
+    "int16": "short",
+    "int64": "long",
 }
 _ELEM_C = {"f16": "half", "f32": "float", "f64": "double", "i32": "int", "si8": "char", "ui8": "uchar"}
+_ELEM_C.update({"i8": "char", "i16": "short", "i64": "long"})  # gpu.rotate's signless integers
 
 
 def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tuple[str, ...], set[str]]:
@@ -189,7 +192,7 @@ def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tupl
             if x in vwidth:  # vector value: the built-ins are scalar, rotate each component
                 body.append(f"{t} {v};")
                 body += [
-                    f"{v}.s{j} = sub_group_clustered_rotate({x}.s{j}, {off}, {width}u);"
+                    f"{v}.s{j:x} = sub_group_clustered_rotate({x}.s{j:x}, {off}, {width}u);"
                     for j in range(vwidth[x])
                 ]
                 vwidth[v] = vwidth[x]
@@ -212,9 +215,9 @@ def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tupl
             buf, reg = op[1:3]
             nv = op[3] if len(op) > 3 else 1
             written.add(buf)
-            if nv > 1:
+            if nv > 1:  # components .s0 .. .s9, .sa .. .sf
                 body += [
-                    f"{at(buf, f'lane * {nv} + {j}')} = ({ctype[buf]}){regs[reg]}.s{j};" for j in range(nv)
+                    f"{at(buf, f'lane * {nv} + {j}')} = ({ctype[buf]}){regs[reg]}.s{j:x};" for j in range(nv)
                 ]
             else:
                 body.append(f"{at(buf, 'lane')} = ({ctype[buf]}){regs[reg]};")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from cts.check import Verdict, compare
@@ -30,8 +31,15 @@ NP = {
     "si8": np.int8,
     "ui8": np.uint8,
     "i32": np.int32,
+    # gpu.rotate values only (cts.families.mlir.GPU_ROTATE_TYPES); i1 is held as i32 0 / 1
+    "i8": np.int8,
+    "i16": np.int16,
+    "i64": np.int64,
+    "bf16": ml_dtypes.bfloat16,
+    "i1": np.int32,
 }
 ETYPE = {"f16": "f16", "f32": "f32", "f64": "f64", "si8": "i8", "ui8": "u8", "i32": "i32"}
+ETYPE.update({"i8": "i8", "i16": "i16", "i64": "i64", "bf16": "bf16", "i1": "i32"})
 SENTINEL = {"f16": -7.0, "f32": -7.0, "f64": -7.0, "i32": -7, "si8": -7, "ui8": 7}
 
 
@@ -83,7 +91,8 @@ def _verdict(
     t = etype(ETYPE[elem])
     e3 = np.asarray(exp).reshape(exp.shape[0], -1, exp.shape[-1]) if exp.ndim > 1 else exp[None, None]
     a3 = np.asarray(act).reshape(e3.shape)
-    eb, ab = t.encode(e3.astype(np.float64)), t.encode(a3.astype(np.float64))
+    wide = np.float64 if t.is_float else np.int64  # int64 keeps every bit of an i64
+    eb, ab = t.encode(e3.astype(wide)), t.encode(a3.astype(wide))
     if ok is None:
         ok = eb == ab
     else:
@@ -281,7 +290,7 @@ def _gpu_rotate(case, backend, rng):
     component comes from the source lane; lanes >= width are poison, only
     their valid flag (false) is checked."""
     S, e, V = case.sg, case.elem, max(case.vec, 1)
-    vals = _distinct(rng, e if e != "i32" else "f32", (SUBGROUPS, S, V)).astype(NP[e])
+    vals = _rotate_values(rng, e, (SUBGROUPS, S, V))
     prog = case_program(case)
     bufs = {
         "IN": vals.reshape(SUBGROUPS, S * V),
@@ -289,14 +298,15 @@ def _gpu_rotate(case, backend, rng):
         "VALID": np.full((SUBGROUPS, S), 7, np.int32),
     }
     out = _run(backend, case, prog, bufs)
-    exp = np.empty((SUBGROUPS, S, V))
+    t = etype(ETYPE[e])
+    wide = np.float64 if t.is_float else np.int64  # every bit of an i64 / f64
+    exp = np.empty((SUBGROUPS, S, V), dtype=wide)
     valid_exp = None
     for p in range(SUBGROUPS):
-        exp[p], valid_exp = ref.gpu_rotate_expected(vals[p].astype(np.float64), case.offset, case.width)
+        exp[p], valid_exp = ref.gpu_rotate_expected(vals[p].astype(wide), case.offset, case.width)
     got = out["OUT"].reshape(SUBGROUPS, S, V)
     valid = out["VALID"]
-    t = etype(ETYPE[e])
-    ok = (t.encode(exp) == t.encode(got.astype(np.float64))) | ~valid_exp[None, :, None]
+    ok = (t.encode(exp) == t.encode(got.astype(wide))) | ~valid_exp[None, :, None]
     ok &= ((valid != 0) == valid_exp[None, :])[:, :, None]
     ok &= ((valid == 0) | (valid == 1))[:, :, None]
 
@@ -317,6 +327,29 @@ def _gpu_rotate(case, backend, rng):
     )
     v.notes.append(f"lanes >= width {case.width} hold poison: only their valid flag (false) is checked")
     return MlirResult(v, {"IN": vals}, exp, got)
+
+
+def _rotate_values(rng, e: str, shape) -> np.ndarray:
+    """Per-lane values of a gpu.rotate case, distinct within each subgroup
+    where the type has room: 8-bit a permutation, i16 / bf16 / f16 from
+    pools of exactly representable values, i64 / f64 with random high and
+    low words (a value that keeps its own high word shows), i1 random bits."""
+    P, n = shape[0], int(np.prod(shape[1:]))
+    if e == "i1":
+        return rng.integers(0, 2, size=shape).astype(np.int32)
+    if e in ("i8", "i16", "bf16"):
+        size, shift = {"i8": (256, -128), "i16": (65536, -32768), "bf16": (256, -128)}[e]
+        perms = rng.permuted(np.broadcast_to(np.arange(size), (P, size)), axis=1)
+        return (perms[:, :n] + shift).reshape(shape).astype(NP[e])
+    if e in ("i64", "f64"):
+        while True:
+            bits = rng.integers(0, 1 << 62, size=shape, dtype=np.int64).view(np.uint64) << np.uint64(1)
+            if e == "f64":  # finite: exponent field neither all ones nor all zeros
+                bits = (bits & np.uint64(0x800FFFFFFFFFFFFF)) | np.uint64(0x3FF0000000000000)
+            flat = bits.reshape(P, n)
+            if all(len(np.unique(r)) == n for r in flat):
+                return bits.view(np.int64 if e == "i64" else np.float64)
+    return _distinct(rng, e if e != "i32" else "f32", shape).astype(NP[e])
 
 
 def _mma_rotate(case, backend, rng):
