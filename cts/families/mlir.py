@@ -85,6 +85,12 @@ GPU_ROTATE_WIDE_VECTORS = (("f32", 8), ("i8", 16), ("i16", 4), ("i64", 2), ("f64
 # subgroup sizes beyond 8 .. 32 (issue 23): 4 (every width) and 64 (widths 1, 2, 32, 64)
 GPU_ROTATE_SIZES = {4: (1, 2, 4), 64: (1, 2, 32, 64)}
 ELEMENTWISE_TYPES = {"f": ("f16", "f32", "f64"), "i": ("i32",), "f16->f32": ("f16",), "f32->f16": ("f32",)}
+# data tiers of the float elementwise opTypes beyond the exact data (issue 23; rules in
+# reference.mlir.ELEMENTWISE_RULES): NaN operands, signed zeros, infinities, subnormals
+ELEMENTWISE_TIERS = ("nan", "zero", "inf", "subnormal")
+# operand kinds beyond COp that elementwise's verifier takes: A and B matrices (judged through
+# extract_thread_local: store_matrix takes COp only), on the A / B types f16 and f32, and i32
+ELEMENTWISE_AB_TYPES = {"f": ("f16", "f32"), "i": ("i32",), "f16->f32": ("f16",), "f32->f16": ("f32",)}
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,7 @@ class MlirCase:
     width: int = 0
     vec: int = 0  # gpu.rotate on a 1-D vector value of this many components (0: scalar)
     shape: str = ""  # a DEVICE_SHAPES name; "" = the type's SHAPES entry
+    data: str = ""  # elementwise: a data tier of ELEMENTWISE_TIERS; "" = the exact data
     family: str = "mlir_mma"
 
     # --- shapes ------------------------------------------------------------
@@ -139,7 +146,8 @@ class MlirCase:
         if o == "constant":
             return f"constant-{self.tag}-{self.elem}"
         if o == "elementwise":
-            return f"elementwise-{self.optype}-{self.elem}"
+            kind = "" if self.tag == "COp" else f"-{self.tag}"
+            return f"elementwise-{self.optype}-{self.elem}{kind}" + (f"-{self.data}" if self.data else "")
         if o == "thread_local":
             return f"thread_local-{self.tag}-{self.elem}"
         if o == "gpu_rotate":
@@ -176,6 +184,7 @@ class MlirCase:
             "offset": self.offset,
             "width": self.width,
             "vec": self.vec,
+            "data": self.data or "exact",
             "shape": self.shape or "x".join(map(str, self.mnk)),
         }
 
@@ -191,7 +200,7 @@ def _pow2_upto(n: int) -> list[int]:
 def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
     """Every op of spec-digest 6.2 / 6.3 on its axes (data tiers do not
     apply: every case uses exactly representable, distinct data)."""
-    del tiers
+    tiers = tuple(tiers)
     out: list[MlirCase] = []
     for p in (
         space()
@@ -217,6 +226,7 @@ def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
     for op, (_, kind) in ELEMENTWISE.items():
         for t in ELEMENTWISE_TYPES[kind]:
             out.append(MlirCase("elementwise", 16, t, tag="COp", optype=op))
+    out += _elementwise_more(tiers)
     for tag in ("AOp", "BOp"):
         for a in ("f16", "si8", "f32", "f64"):
             out.append(MlirCase("thread_local", 16, a, a, OBSERVE_C[a], tag=tag))
@@ -245,6 +255,24 @@ def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
                 out.append(MlirCase("mma_rotate", sg, t, tag=tag, offset=off))
     for name in DEVICE_SHAPES:
         out += _device_shape_cases(name)
+    return out
+
+
+def _elementwise_more(tiers: tuple[str, ...]) -> list[MlirCase]:
+    """Elementwise on A and B matrices (exact data) and the float opTypes on
+    C matrices under the special data tiers (issue 23); the tiers come when
+    the run asks for ``special`` (or names no tier)."""
+    out: list[MlirCase] = []
+    for op, (_, kind) in ELEMENTWISE.items():
+        for tag in ("AOp", "BOp"):
+            for t in ELEMENTWISE_AB_TYPES[kind]:
+                out.append(MlirCase("elementwise", 16, t, tag=tag, optype=op))
+    if tiers and "special" not in tiers:
+        return out
+    for data in ELEMENTWISE_TIERS:
+        for op, (_, kind) in ELEMENTWISE.items():
+            for t in ELEMENTWISE_TYPES[kind] if kind != "i" else ():
+                out.append(MlirCase("elementwise", 16, t, tag="COp", optype=op, data=data))
     return out
 
 
@@ -289,6 +317,11 @@ def _distinct_ok(elem: str, count: int) -> bool:
     return count <= {"si8": 256, "ui8": 256}.get(elem, 4096)
 
 
+def elementwise_result(optype: str, elem: str) -> str:
+    """The element type of an elementwise result (extf widens, truncf narrows)."""
+    return {"extf": "f32", "truncf": "f16"}.get(optype, elem)
+
+
 def _device_shape_cases(name: str) -> list[MlirCase]:
     """The ops on one device shape: its A/B types and C types only."""
     mnk, ab, cs = DEVICE_SHAPES[name]
@@ -318,6 +351,14 @@ def _device_shape_cases(name: str) -> list[MlirCase]:
         for t in ELEMENTWISE_TYPES[kind]:
             if t in cs and (src is None or {"f16", "f32"} <= set(cs)):
                 out.append(MlirCase("elementwise", 16, t, tag="COp", optype=op, shape=name))
+                # the special tiers on one device shape with an f32 C (Mesa lavapipe's m8n8k8)
+                if name == "m8n8k8" and kind in ("f", "f16->f32") and elementwise_result(op, t) == "f32":
+                    out += [
+                        MlirCase("elementwise", 16, t, tag="COp", optype=op, shape=name, data=d)
+                        for d in ELEMENTWISE_TIERS
+                    ]
+        if kind == "f" and "f16" in ab and "f16" in cs:  # A / B matrices of the device's A type
+            out += [MlirCase("elementwise", 16, "f16", tag=g, optype=op, shape=name) for g in ("AOp", "BOp")]
     rotated = [("AOp", ab[0]), ("BOp", ab[0])] + [("COp", c) for c in cs]
     for sg in (8, 32):  # lavapipe's (and Intel's) size, NVIDIA's (and AMD wave32)
         for tag in ("AOp", "BOp"):

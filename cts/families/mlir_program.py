@@ -159,16 +159,30 @@ def elementwise_result(optype: str, elem: str) -> str:
 
 
 def _elementwise(case, p: Program) -> None:
-    M, N = case.tag_shape("COp")
+    """C matrices: load, elementwise, store D.  A / B matrices (store_matrix
+    takes COp only): load, elementwise, then extract_thread_local of every
+    index of the operands (EX0, EX1) and of the result (ER): the result's
+    element i of a lane must be the op of the operands' element i of that
+    lane, whatever the layout (reference.mlir)."""
+    tag = case.tag or "COp"
+    M, N = case.tag_shape(tag)
     op, e = case.optype, case.elem
     arity = ELEMENTWISE[op][0]
     res_e = elementwise_result(op, e)
     for i in range(arity):
         p.buffers[f"X{i}"] = Buf(e, M * N)
-        p.ops.append(("load", f"x{i}", f"X{i}", 0, 0, N, False, M, N, e, "COp"))
+        p.ops.append(("load", f"x{i}", f"X{i}", 0, 0, N, False, M, N, e, tag))
     p.ops.append(("elementwise", "r", op, [f"x{i}" for i in range(arity)], res_e))
-    p.ops.append(("store", "r", "D", 0, 0, N, False))
-    p.buffers["D"] = Buf(res_e, M * N)
+    if tag == "COp":
+        p.ops.append(("store", "r", "D", 0, 0, N, False))
+        p.buffers["D"] = Buf(res_e, M * N)
+        return
+    n = M * N // case.sg
+    for i in range(arity):
+        p.ops.append(("extract_all", f"EX{i}", f"x{i}"))
+        p.buffers[f"EX{i}"] = Buf(e, case.sg * n)
+    p.ops.append(("extract_all", "ER", "r"))
+    p.buffers["ER"] = Buf(res_e, case.sg * n)
 
 
 def _thread_local(case, p: Program) -> None:
