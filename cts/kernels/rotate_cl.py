@@ -43,14 +43,18 @@ def _clusters(sg: int) -> list[int]:
     return out
 
 
-def rotate_cl_program(t: str, sg: int) -> str:
+def rotate_cl_program(t: str, sg: int, nonuniform: bool = False) -> str:
     """The program for gentype ``t`` and required subgroup size ``sg``: one
     kernel whose ``switch`` on ``sel[0]`` (0 = plain, else the cluster size)
     calls the built-in with a constant cluster size (as the OpenCL-CTS does;
-    one kernel compiles 2-3x faster than one kernel per variant)."""
+    one kernel compiles 2-3x faster than one kernel per variant).
+    ``nonuniform``: the switch runs only where the subgroup local id % 3 !=
+    2 (the built-ins "need not be encountered by all work-items"); the other
+    work-items keep their value."""
     cases = "\n".join(
         f"    case {c}: r = sub_group_clustered_rotate(v, d, {c}u); break;" for c in _clusters(sg)
     )
+    branch = "if (get_sub_group_local_id() % 3 != 2)\n    " if nonuniform else ""
     head = f"/* cl_khr_subgroup_rotate: {t}, required subgroup size {sg} */\n" + _PRAGMAS.get(t, "")
     return (
         head
@@ -63,7 +67,7 @@ kernel void rotate_k(global const {t}* in, global const int* deltas, global {t}*
     int d = deltas[get_group_id(0)];
     {t} v = in[g];
     {t} r = v;
-    switch (sel[0]) {{
+    {branch}switch (sel[0]) {{
     case 0: r = sub_group_rotate(v, d); break;
 {cases}
     }}
