@@ -168,6 +168,8 @@ def sign_extend(bits: np.ndarray, width: int) -> np.ndarray:
     if b.dtype.kind in "ui" and 0 < width < 8:  # sign bit moved to bit 7, shifted back arithmetically
         s = np.int8(8 - width)
         return ((b.astype(np.uint8) << np.uint8(s)).view(np.int8) >> s).astype(np.int64)
+    if width == 64:  # the mask would not fit an int64: the bits viewed as signed
+        return b.astype(np.uint64).view(np.int64)
     b = b.astype(np.int64) & ((1 << width) - 1)
     return np.where(b >= (1 << (width - 1)), b - (1 << width), b)
 

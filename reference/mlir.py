@@ -15,7 +15,14 @@ matrices (spec-digest 6.1 - 6.3, seed 004).
 * ``gpu.subgroup_mma_constant_matrix %s``: every element is %s.
 * ``gpu.subgroup_mma_elementwise opType``: :data:`ELEMENTWISE` below, one
   IEEE operation per element (correctly rounded; divf within 2.5 ulp, the
-  OpenCL / Vulkan division rule).
+  OpenCL / Vulkan division rule); the rule of each opType, special values
+  included, is :data:`ELEMENTWISE_RULES` (:func:`elementwise_special`).
+  The op applies to every operand kind its verifier takes (AOp, BOp, COp:
+  "since the operation is elementwise, [it] can be applied to the matrix
+  without knowing the matrix layout"), so on any kind the result's
+  thread-local element i of a lane is the op of the operands' element i of
+  that lane (judged that way for AOp / BOp results, which store_matrix does
+  not take: ``cts/runs/mlir.py``).
 * ``extract_thread_local`` / ``insert_thread_local``: the element->thread map
   is opaque; for subgroup size S the indices 0 .. M*N/S - 1 of all S threads
   cover every element exactly once (:func:`check_thread_map`).
@@ -46,6 +53,10 @@ __all__ = [
     "gpu_rotate_expected",
     "mma_rotate_lowered",
     "mma_rotate_sequence",
+    "ELEMENTWISE_RULES",
+    "elementwise_special",
+    "flush_subnormals",
+    "same_bits",
 ]
 
 # opType -> (arity, operand kind, result kind); "f" float, "i" integer,
@@ -189,3 +200,85 @@ def mma_rotate_sequence(a: np.ndarray, b: np.ndarray, offset: int) -> np.ndarray
     n = a.size
     seq = np.concatenate([a.reshape(-1), b.reshape(-1)])[offset : offset + n]
     return seq.reshape(a.shape)
+
+
+# The rule of each float opType for special values (issue 23), from the op definitions:
+# * the dialect names the opTypes only (GPUOps.td, MMAElementwiseOp: "addf", ..., "extf"); what each
+#   means is fixed by the arith op it stands for, the correspondence VectorToGPU uses to produce them
+#   (mlir/lib/Conversion/VectorToGPU/VectorToGPU.cpp, convertElementwiseOpToMMA: arith.addf -> addf,
+#   arith.mulf, arith.subf, arith.maximumf -> maxf, arith.minimumf -> minf, arith.divf, arith.negf ->
+#   negatef, arith.extf -> extf; truncf: arith.truncf) and the lowerings (WmmaOpsToSPIRV: OpFAdd,
+#   OpFSub, OpFDiv, OpFNegate, OpFConvert; WmmaOpsToNvvm: llvm.fadd / fmul / fdiv and, for maxf /
+#   minf, fcmp ogt / olt + select, NaN if either operand is NaN).
+# * arith (mlir/docs/Dialects/ArithOps.md): addf / subf / mulf / divf are IEEE 754 operations,
+#   round to nearest even; maximumf / minimumf: "if one of the arguments is NaN, then the result is
+#   also NaN", "-0.0 is treated as less than +0.0" (IEEE 754-2019 maximum / minimum); maxnumf /
+#   minnumf (IEEE maxNum: the non-NaN operand) are NOT what maxf / minf mean; negf flips the sign
+#   (-(+0) = -0); extf is exact; truncf rounds to nearest even (overflow to +-inf, NaN stays NaN).
+# * NaN: any NaN result matches any NaN (payload and sign are not specified).
+# * subnormals: the IEEE result; a result computed with subnormal inputs and / or outputs flushed to
+#   a zero OF THE SAME SIGN is accepted too (the lowerings set no float controls: SPIR-V for Vulkan
+#   without DenormPreserve leaves denormals implementation-defined); a flush is reported.
+# * The NVVM lowering's maxf (fcmp ogt + select) returns the second operand for (+0, -0): it does not
+#   order the zeros as arith.maximumf does; a CUDA failure of the zero tier is that lowering's.
+ELEMENTWISE_RULES: dict[str, str] = {
+    "addf": "arith.addf: IEEE 754 addition, nearest even; inf + -inf = NaN; (+0) + (-0) = +0",
+    "subf": "arith.subf: IEEE 754 subtraction, nearest even; inf - inf = NaN; x - x = +0",
+    "mulf": "arith.mulf: IEEE 754 multiplication, nearest even; 0 * inf = NaN; signs multiply",
+    "divf": "arith.divf: IEEE 754 division (2.5 ulp on finite quotients); x / +-0 = +-inf; 0/0, inf/inf = NaN",
+    "maxf": "arith.maximumf: NaN if either operand is NaN; -0 < +0",
+    "minf": "arith.minimumf: NaN if either operand is NaN; -0 < +0",
+    "negatef": "arith.negf: the sign flipped, zeros and infinities included",
+    "extf": "arith.extf f16 -> f32: exact (subnormal f16 become normal f32)",
+    "truncf": "arith.truncf f32 -> f16: nearest even; beyond the f16 range +-inf; NaN stays NaN",
+}
+
+
+def _maximum(a: np.ndarray, b: np.ndarray, lo: bool) -> np.ndarray:
+    """IEEE 754-2019 maximum (lo: minimum): NaN-propagating, -0 < +0."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    take_a = (a < b) if lo else (a > b)
+    zeros = (a == 0) & (b == 0)
+    # equal zeros: maximum prefers the one with no sign bit, minimum the one with it
+    a_neg = np.signbit(a)
+    take_a = np.where(zeros, a_neg if lo else ~a_neg, take_a | (a == b))
+    r = np.where(take_a, a, b)
+    return np.where(np.isnan(a) | np.isnan(b), np.nan, r)
+
+
+def elementwise_special(op: str, args: list[np.ndarray]) -> np.ndarray:
+    """The exact result of a float opType (:data:`ELEMENTWISE_RULES`) on
+    float64 operands holding the inputs' values, NaN, infinities and signed
+    zeros included, before the one rounding to the result type."""
+    a = np.asarray(args[0], dtype=np.float64)
+    b = np.asarray(args[1], dtype=np.float64) if len(args) > 1 else None
+    with np.errstate(all="ignore"):
+        if op == "addf":
+            return a + b
+        if op == "subf":
+            return a - b
+        if op == "mulf":
+            return a * b
+        if op == "divf":
+            return a / b
+        if op in ("maxf", "minf"):
+            return _maximum(a, b, op == "minf")
+        if op == "negatef":
+            return -a
+        if op in ("extf", "truncf"):
+            return a
+    raise ValueError(f"{op!r} is not a float opType; float ones: {', '.join(ELEMENTWISE_RULES)}")
+
+
+def flush_subnormals(x: np.ndarray, tiny: float) -> np.ndarray:
+    """``x`` with every value of magnitude below ``tiny`` (the type's
+    smallest normal) replaced by a zero of the same sign."""
+    x = np.asarray(x, dtype=np.float64)
+    return np.where(np.abs(x) < tiny, np.copysign(0.0, x), x)
+
+
+def same_bits(
+    exp_bits: np.ndarray, got_bits: np.ndarray, exp_nan: np.ndarray, got_nan: np.ndarray
+) -> np.ndarray:
+    """Equal bit patterns, or both NaN (any NaN matches any NaN)."""
+    return (np.asarray(exp_bits) == np.asarray(got_bits)) | (np.asarray(exp_nan) & np.asarray(got_nan))

@@ -266,7 +266,14 @@ def test_rotate_skips_name_the_missing_feature_bit_or_api():
     assert "shaderFloat64" in _rotate_device(shaderFloat64=False).unsupported(_rot("spirv-double2-sg32-c2"))
     no_ext = _rotate_device(shaderSubgroupExtendedTypes=False)
     assert "shaderSubgroupExtendedTypes" in no_ext.unsupported(_rot("spirv-half-sg32-rotate"))
-    assert no_ext.unsupported(_rot("spirv-long-sg32-rotate")) is None  # 64-bit needs no extended types
+    # shaderSubgroupExtendedTypes: "8-bit integer, 16-bit integer, 64-bit integer, 16-bit floating-point"
+    assert "shaderSubgroupExtendedTypes" in no_ext.unsupported(_rot("spirv-long-sg32-rotate"))
+    assert no_ext.unsupported(_rot("spirv-double-sg32-rotate")) is None  # 64-bit floats are not among them
+    assert "Vector16" in _rotate_device().unsupported(_rot("spirv-float16-sg8-rotate"))
+    assert "shaderInt64" in _rotate_device(shaderInt64=False).unsupported(
+        _rot("spirv-int-sg8-rotate-delta64")
+    )
+    assert "shaderInt8" in _rotate_device(shaderInt8=False).unsupported(_rot("spirv-int-sg8-c2-delta8"))
     b = _rotate_device()
     b.subgroup["supportedOperations"] &= ~0x400
     assert "ROTATE_CLUSTERED_BIT" in b.unsupported(_rot("spirv-uint-sg32-c2"))

@@ -62,3 +62,37 @@ def test_thread_map_check_finds_duplicates():
     bad = good.copy()
     bad[3, 1] = 0
     assert ref.check_thread_map(bad, logical)[1]
+
+
+def test_elementwise_rules_for_special_values():
+    """reference.mlir.ELEMENTWISE_RULES: maxf / minf are arith.maximumf /
+    minimumf (NaN-propagating, -0 < +0), not maxnumf; negatef flips the sign
+    of zeros; truncf overflows to infinity."""
+    import numpy as np
+
+    from reference.mlir import elementwise_special, flush_subnormals
+
+    nan, inf = np.nan, np.inf
+    a = np.array([0.0, -0.0, nan, 1.0, -inf, 2.0])
+    b = np.array([-0.0, 0.0, 1.0, nan, 3.0, 2.0])
+    mx = elementwise_special("maxf", [a, b])
+    mn = elementwise_special("minf", [a, b])
+    assert np.array_equal(np.signbit(mx[:2]), [False, False]) and np.array_equal(
+        np.signbit(mn[:2]), [True, True]
+    )
+    assert np.isnan(mx[2:4]).all() and np.isnan(mn[2:4]).all()
+    assert mx[4] == 3.0 and mn[4] == -inf and mx[5] == mn[5] == 2.0
+    neg = elementwise_special("negatef", [np.array([0.0, -0.0])])
+    assert np.array_equal(np.signbit(neg), [True, False])
+    assert np.isnan(elementwise_special("subf", [np.array([inf]), np.array([inf])])).all()
+    assert np.isnan(elementwise_special("mulf", [np.array([0.0]), np.array([-inf])])).all()
+    assert elementwise_special("divf", [np.array([-1.0]), np.array([0.0])])[0] == -inf
+    with np.errstate(over="ignore"):  # the overflow to infinity is the rule under test
+        assert np.float16(elementwise_special("truncf", [np.array([65520.0])])[0]) == np.inf
+    f = flush_subnormals(np.array([-(2.0**-130), 2.0**-130, 2.0**-126, nan]), 2.0**-126)
+    assert (
+        np.array_equal(np.signbit(f[:2]), [True, False])
+        and f[0] == 0
+        and f[2] == 2.0**-126
+        and np.isnan(f[3])
+    )

@@ -34,7 +34,7 @@ def test_clean_emulator_passes_every_mlir_case():
 
 @pytest.fixture(scope="module")
 def catches():
-    cases = [c for c in mlir_cases() if c.sg in (8, 16)]
+    cases = [c for c in mlir_cases() if c.sg in (8, 16) or c.op == "gpu_rotate"]
     table = defaultdict(list)
     for fault in MLIR_FAULTS:
         table[fault] = run_all(EmulatorBackend((fault,)), cases)
@@ -71,3 +71,39 @@ def test_mlir_faults_are_caught_by_their_op(catches):
     for fault, prefixes in expect.items():
         for p in prefixes:
             assert any(c.startswith(p) for c in catches[fault]), f"{fault} not caught by {p}"
+
+
+# faults of the axes issue 23 added, and the only cases that may catch them (each caught by its new
+# cases and by nothing older: the axis is what exposes it)
+NEW_AXIS_FAULTS = {
+    "gpu_rotate_high_word_lost": lambda c: c.op == "gpu_rotate" and c.elem in ("i64", "f64"),
+    "gpu_rotate_wave32_halves": lambda c: c.op == "gpu_rotate" and c.sg == 64,
+    "mlir_maxf_as_maxnumf": lambda c: c.data == "nan" and c.optype in ("maxf", "minf"),
+    "mlir_minmax_zero_sign_ignored": lambda c: c.data != "" and c.optype in ("maxf", "minf"),
+    "mlir_negatef_as_zero_minus": lambda c: c.data != "" and c.optype == "negatef",
+    "mlir_subnormal_sign_lost": lambda c: c.data == "subnormal",
+    "mlir_truncf_overflow_saturates": lambda c: c.data in ("inf", "nan") and c.optype == "truncf",
+    "mlir_elementwise_ab_layout": lambda c: c.op == "elementwise" and c.tag in ("AOp", "BOp"),
+}
+# the tier (or operand kind) each fault must be caught by, not only allowed in
+MUST_CATCH = {
+    "mlir_maxf_as_maxnumf": ("elementwise-maxf-f32-nan", "elementwise-minf-f16-nan"),
+    "mlir_minmax_zero_sign_ignored": ("elementwise-maxf-f32-zero", "elementwise-minf-f64-zero"),
+    "mlir_negatef_as_zero_minus": ("elementwise-negatef-f16-zero",),
+    "mlir_subnormal_sign_lost": ("elementwise-addf-f32-subnormal", "elementwise-extf-f16-subnormal"),
+    "mlir_truncf_overflow_saturates": ("elementwise-truncf-f32-inf",),
+    "mlir_elementwise_ab_layout": ("elementwise-addf-f16-AOp", "elementwise-addi-i32-BOp"),
+    "gpu_rotate_high_word_lost": ("gpu_rotate-i64-sg8-w8-off1", "gpu_rotate-f64x2-sg8-w4-off1"),
+    "gpu_rotate_wave32_halves": ("gpu_rotate-f32-sg64-w64-off1",),
+}
+
+
+@pytest.mark.parametrize("fault", list(NEW_AXIS_FAULTS))
+def test_new_axis_faults_are_caught_only_by_their_new_cases(fault, catches):
+    by_id = {c.id: c for c in mlir_cases()}
+    caught = catches[fault]
+    assert caught, f"{fault} not caught"
+    stray = [i for i in caught if not NEW_AXIS_FAULTS[fault](by_id[i])]
+    assert not stray, f"{fault} caught by cases outside its axis: {stray[:5]}"
+    missed = [i for i in MUST_CATCH[fault] if i not in caught]
+    assert not missed, f"{fault} not caught by {missed}"

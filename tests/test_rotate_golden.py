@@ -4,7 +4,7 @@ local-runtimes 2.2 / 2.4 observed results)."""
 import numpy as np
 import pytest
 
-from reference.rotate import delta_values, expected_rotation, rotate_source, rules_agree
+from reference.rotate import delta_values, expected_rotation, rotate_source, rotation_sources, rules_agree
 
 
 def test_spv_overview_example():
@@ -70,3 +70,36 @@ def test_subgroup_keys_only_name_subgroups():
         got = expected_rotation(vals, keys, *args)
         assert all(np.array_equal(a, b) for a, b in zip(want, got))
     assert want[1][:8].tolist() == [True] * 8 and want[0][0, 0] == 103 and want[0][5, 0] == 100
+
+
+def test_delta_of_every_width_is_its_unsigned_pattern():
+    """SPV_KHR_subgroup_rotate: Delta is any unsigned integer type; 0xFF (8
+    bits), 0xFFFF (16) and 2**64 - 1 (64, given as the int64 -1) all move
+    values up one lane, as -1 does at 32 bits; a 64-bit Delta of 2**32 + 1
+    moves them down one (its low word), not by its high word."""
+    lid = np.arange(16)
+    up = rotate_source(lid, np.full(16, -1), 16, "spirv")
+    assert np.array_equal(up, (lid - 1) % 16)
+    assert np.array_equal(rotate_source(lid, np.full(16, 0xFF), 16, "spirv", 8), up)
+    assert np.array_equal(rotate_source(lid, np.full(16, 0xFFFF), 16, "spirv", 16), up)
+    assert np.array_equal(rotate_source(lid, np.full(16, -1), 16, "spirv", 64), up)
+    assert np.array_equal(rotate_source(lid, np.full(16, 2**32 + 1), 16, "spirv", 64), (lid + 1) % 16)
+    for bits in (8, 16, 64):
+        values = [d for _, d in delta_values(16, 4, bits)]
+        assert len(values) == len(set(values)) and 0 in values and 1 in values
+        if bits < 64:
+            assert all(0 <= d < 1 << bits for d in values)
+
+
+def test_non_executing_sources_are_not_checked():
+    """Non-uniform control flow: a lane reading a lane that does not execute
+    the rotate is not checked; executing lanes reading executing ones are."""
+    n = 8
+    lid = np.arange(n)
+    active = lid % 3 != 2
+    idx, checked, src = rotation_sources(
+        np.zeros(n, int), lid, np.full(n, n), np.full(n, n), np.ones(n, int), None, "spirv", 32, active
+    )
+    assert np.array_equal(src, (lid + 1) % n)
+    assert np.array_equal(checked, active & active[(lid + 1) % n])
+    assert (idx[~checked] == -1).all() and np.array_equal(idx[checked], src[checked])

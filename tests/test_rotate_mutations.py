@@ -6,6 +6,7 @@ The fault runs use the subgroup-size-8 and 16 slices of the case space (every
 type, vector width and cluster size occurs there) to stay fast.
 """
 
+import re
 from collections import defaultdict
 
 import pytest
@@ -57,8 +58,8 @@ def test_rotate_faults_are_caught_where_expected(catches):
     base, vectors the vector tail, long/ulong/double the high word, floats
     the subnormal flush, and both APIs catch the direction."""
     assert all("-c" in c for c in catches["rotate_cluster_base_wrong"])
-    assert all(c.split("-")[1][-1] in "234" for c in catches["rotate_vector_tail_unrotated"])
-    assert {c.split("-")[1].rstrip("234") for c in catches["rotate_long_high_word_lost"]} == {
+    assert all(re.search(r"\d$", c.split("-")[1]) for c in catches["rotate_vector_tail_unrotated"])
+    assert {re.sub(r"\d+$", "", c.split("-")[1]) for c in catches["rotate_long_high_word_lost"]} == {
         "long",
         "ulong",
         "double",
@@ -92,3 +93,57 @@ def test_modulo_current_size_is_caught_only_by_non_power_of_two_partial_subgroup
     )
     cases = [c for c in rotate_cases() if c.sg in (4, 8, 16, 32, 64) and not c.cluster]
     assert run_all(wrong, cases) == []
+
+
+# faults of the axes issue 23 added, and the only cases that may catch them: each is caught by its
+# new cases and by nothing older (the axis is what exposes it)
+NEW_AXIS_FAULTS = {
+    "rotate_vector_wide_tail_unrotated": lambda c: c.width in (8, 16),
+    "rotate_delta64_high_word": lambda c: c.dbits == 64,
+    "rotate_narrow_delta_as_zero": lambda c: c.dbits in (8, 16),
+    "rotate_nonuniform_compacted": lambda c: c.flow == "nonuniform",
+}
+MUST_CATCH = {
+    "rotate_vector_wide_tail_unrotated": ("spirv-float16-sg8-rotate", "spirv-uchar8-sg8-rotate"),
+    "rotate_delta64_high_word": ("spirv-int-sg8-rotate-delta64", "spirv-int-sg8-c2-delta64"),
+    "rotate_narrow_delta_as_zero": ("spirv-int-sg8-rotate-delta8", "spirv-int-sg8-rotate-delta16"),
+    "rotate_nonuniform_compacted": ("opencl_c-int-sg8-rotate-nonuniform", "spirv-float-sg16-c4-nonuniform"),
+}
+
+
+@pytest.mark.parametrize("fault", list(NEW_AXIS_FAULTS))
+def test_new_axis_faults_are_caught_only_by_their_new_cases(fault, catches):
+    by_id = {c.id: c for c in rotate_cases()}
+    caught = catches[fault]
+    stray = [i for i in caught if not NEW_AXIS_FAULTS[fault](by_id[i])]
+    assert not stray, f"{fault} caught by cases outside its axis: {stray[:5]}"
+    missed = [i for i in MUST_CATCH[fault] if i not in caught]
+    assert not missed, f"{fault} not caught by {missed}"
+
+
+def test_nonuniform_checks_active_reads_and_keeps_the_rest():
+    """The emulator's branch is the family's (the kernels'), and a
+    nonuniform case checks both kinds of lanes: executing lanes reading
+    executing lanes, and lanes outside the branch (their own value); reads
+    of lanes outside the branch are not checked."""
+    import numpy as np
+
+    from cts.backends.emu_rotate import _branch_active
+    from cts.families.rotate import nonuniform_active
+
+    lid = np.arange(64)
+    assert np.array_equal(_branch_active(lid), nonuniform_active(lid))
+    case = next(c for c in rotate_cases() if c.id == "spirv-int-sg16-rotate-nonuniform")
+    v = run_rotate(case, EmulatorBackend(), SEED).verdict
+    assert v.passed
+    notes = " ".join(v.notes)
+    assert "inactive lane (not checked)" in notes
+    # a device that runs the rotate on every lane (ignoring the branch) fails on the lanes outside it
+    uniform = type(case)(case.api, case.type, case.width, case.sg, case.cluster)
+
+    class IgnoresBranch(EmulatorBackend):
+        def run_subgroup_rotate(self, c, **kw):
+            return super().run_subgroup_rotate(uniform, **kw)
+
+    v = run_rotate(case, IgnoresBranch(), SEED).verdict
+    assert not v.passed and all(int(m.hint.split(" lane ")[1].split()[0]) % 3 == 2 for m in v.mismatches)

@@ -73,8 +73,8 @@ def _shuffle_mod_current(real):
     """The suite's module with every plain rotate replaced by a shuffle from
     lane (id + delta) mod (the subgroup's active invocations)."""
 
-    def module(t, sg, width=1, clusters=None):
-        text = real(t, sg, width, clusters)
+    def module(t, sg, width=1, clusters=None, dbits=32, nonuniform=False):
+        text = real(t, sg, width, clusters, dbits, nonuniform)
         text = text.replace(
             "OpCapability GroupNonUniformRotateKHR",
             "OpCapability GroupNonUniformRotateKHR\nOpCapability GroupNonUniformShuffle",
@@ -101,9 +101,9 @@ def _const_plus_one(real):
     """The suite's module with its large constant Delta operands (%dc<v>)
     one higher; the dynamically uniform form is untouched."""
 
-    def module(t, sg, width=1, clusters=None):
+    def module(t, sg, width=1, clusters=None, dbits=32, nonuniform=False):
         out = []
-        for line in real(t, sg, width, clusters).splitlines():
+        for line in real(t, sg, width, clusters, dbits, nonuniform).splitlines():
             mm = re.match(r"^(%dc\d+) = OpConstant %uint (\d+)$", line)
             out.append(f"{mm[1]} = OpConstant %uint {(int(mm[2]) + 1) % (1 << 32)}" if mm else line)
         return "\n".join(out) + "\n"

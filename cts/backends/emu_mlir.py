@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from cts.backends.base import CaseError
@@ -53,6 +54,18 @@ MLIR_FAULTS: dict[str, str] = {
     "gpu_rotate_width_ignored": "gpu.rotate rotates over the whole subgroup, not width lanes",
     "gpu_rotate_valid_all_lanes": "gpu.rotate reports valid = true on every lane",
     "gpu_rotate_vector_tail_unrotated": "gpu.rotate of a vector value rotates only its first component",
+    "mlir_maxf_as_maxnumf": "elementwise maxf / minf return the non-NaN operand (IEEE maxNum, arith.maxnumf) "
+    "instead of NaN (arith.maximumf)",
+    "mlir_minmax_zero_sign_ignored": "elementwise maxf / minf take -0 and +0 as equal (the second operand wins)",
+    "mlir_negatef_as_zero_minus": "elementwise negatef computes 0 - x (-(+0) gives +0)",
+    "mlir_subnormal_sign_lost": "elementwise float ops flush subnormal operands to +0 (the sign dropped)",
+    "mlir_truncf_overflow_saturates": "elementwise truncf clamps f32 values beyond the f16 range to +-65504 "
+    "(infinities included)",
+    "mlir_elementwise_ab_layout": "elementwise on an A or B matrix returns its result in the C matrix layout",
+    "gpu_rotate_high_word_lost": "gpu.rotate of a 64-bit value (i64, f64) moves only its low 32 bits "
+    "(the high word stays the lane's own)",
+    "gpu_rotate_wave32_halves": "gpu.rotate in a subgroup of 64 rotates each half of 32 lanes on its own "
+    "(a width-64 rotate wraps at lane 32)",
 }
 
 _NP = {
@@ -62,6 +75,11 @@ _NP = {
     "si8": np.int8,
     "ui8": np.uint8,
     "i32": np.int32,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i64": np.int64,
+    "bf16": ml_dtypes.bfloat16,
+    "i1": np.int32,  # a Boolean lane value, held as 0 / 1
 }
 
 
@@ -155,10 +173,15 @@ class MlirEmulation:
             )
         return self._mlir_from_logical(D, c.elem, "COp", S)
 
-    def _mlir_elementwise(self, op: str, args: list[_Mat], res_elem: str) -> _Mat:
+    def _mlir_elementwise(self, op: str, args: list[_Mat], res_elem: str, S: int = 0) -> _Mat:
         f = self.faults
-        a = args[0].regs
-        b = args[1].regs if len(args) > 1 else None
+        regs = [m.regs for m in args]
+        if "mlir_subnormal_sign_lost" in f and regs[0].dtype.kind == "f":
+            regs = [
+                np.where((x != 0) & (np.abs(x) < np.finfo(x.dtype).tiny), x.dtype.type(0), x) for x in regs
+            ]
+        a = regs[0]
+        b = regs[1] if len(regs) > 1 else None
         with np.errstate(all="ignore"):
             if op == "addf":
                 r = a + b
@@ -168,12 +191,10 @@ class MlirEmulation:
                 r = a * b
             elif op == "divf":
                 r = a / b
-            elif op == "maxf":
-                r = np.maximum(a, b)
-            elif op == "minf":
-                r = np.minimum(a, b)
+            elif op in ("maxf", "minf"):
+                r = self._mlir_maximum(a, b, op == "minf")
             elif op == "negatef":
-                r = -a
+                r = a.dtype.type(0) - a if "mlir_negatef_as_zero_minus" in f else -a
             elif op in ("addi", "subi", "muli"):
                 x, y = a.astype(np.int64), b.astype(np.int64)
                 r = _wrap32({"addi": x + y, "subi": x - y, "muli": x * y}[op])
@@ -194,10 +215,31 @@ class MlirEmulation:
                     r = self._mlir_chop_to_f16(a)
                 else:
                     r = a.astype(np.float16)
+                if "mlir_truncf_overflow_saturates" in f:
+                    r = np.where(np.isinf(r), np.copysign(np.float16(65504), r), r).astype(np.float16)
             else:
                 raise ValueError(f"unknown opType {op!r}")
         m0 = args[0]
-        return _Mat(np.asarray(r).astype(_NP[res_elem]), m0.rows, m0.cols, res_elem, m0.tag, m0.colmajor)
+        out = _Mat(np.asarray(r).astype(_NP[res_elem]), m0.rows, m0.cols, res_elem, m0.tag, m0.colmajor)
+        if m0.tag != "COp" and S and "mlir_elementwise_ab_layout" in f:
+            c = self._mlir_from_logical(self._mlir_logical(out, S, False), res_elem, "COp", S)
+            out = _Mat(c.regs, m0.rows, m0.cols, res_elem, m0.tag, m0.colmajor)
+        return out
+
+    def _mlir_maximum(self, a: np.ndarray, b: np.ndarray, lo: bool) -> np.ndarray:
+        """maxf / minf as arith.maximumf / minimumf: NaN if either is NaN, and
+        -0 below +0 (written here from the arith op description)."""
+        f = self.faults
+        bigger = (a < b) if lo else (a > b)
+        if "mlir_minmax_zero_sign_ignored" not in f:
+            both_zero = (a == 0) & (b == 0)
+            keep_a = np.signbit(a) if lo else ~np.signbit(a)
+            bigger = np.where(both_zero, keep_a, bigger)
+        r = np.where(bigger, a, b)
+        if "mlir_maxf_as_maxnumf" in f:
+            return np.where(np.isnan(a), b, np.where(np.isnan(b), a, r))
+        nan = np.isnan(a) | np.isnan(b)
+        return np.where(nan, a.dtype.type(np.nan), r)
 
     @staticmethod
     def _mlir_chop_to_f16(a: np.ndarray) -> np.ndarray:
@@ -239,7 +281,7 @@ class MlirEmulation:
                 env[dst] = _Mat(regs, rows, cols, elem, tag, False)
             elif kind == "elementwise":
                 _, dst, opt, args, res_elem = op
-                env[dst] = self._mlir_elementwise(opt, [env[x] for x in args], res_elem)
+                env[dst] = self._mlir_elementwise(opt, [env[x] for x in args], res_elem, S)
             elif kind == "extract_all":
                 _, buf, m = op
                 regs = env[m].regs
@@ -281,6 +323,13 @@ class MlirEmulation:
                 out = v.copy()  # lanes >= width: poison (here: their own value)
                 w = S if "gpu_rotate_width_ignored" in f else width
                 out[:, :w] = np.roll(v[:, :w], -off % w, axis=1)
+                if w == 64 and "gpu_rotate_wave32_halves" in f:
+                    for h in (0, 32):
+                        out[:, h : h + 32] = np.roll(v[:, h : h + 32], -off % 32, axis=1)
+                if v.dtype.itemsize == 8 and "gpu_rotate_high_word_lost" in f:
+                    lo = np.uint64(0xFFFFFFFF)
+                    moved, own = out.view(np.uint64), v.view(np.uint64)
+                    out = ((moved & lo) | (own & ~lo)).view(v.dtype)
                 if v.ndim == 3 and "gpu_rotate_vector_tail_unrotated" in f:
                     out[:, :, 1:] = v[:, :, 1:]
                 env[reg] = out

@@ -39,7 +39,21 @@ ROTATE_FAULTS: dict[str, str] = {
     "size instead of the maximum subgroup size",
     "rotate_required_size_ignored": "rotate: subgroups of one work-item (required size ignored, "
     "max size still reported): every read is of an inactive lane",
+    "rotate_vector_wide_tail_unrotated": "rotate: components 4 and up of a vector of 8 or 16 are not rotated "
+    "(split into vec4 pieces, the rest dropped)",
+    "rotate_delta64_high_word": "rotate: a 64-bit Delta is read from its high 32 bits",
+    "rotate_narrow_delta_as_zero": "rotate: an 8- or 16-bit Delta with its top bit set is taken as 0 "
+    "(sign-extended, then clamped)",
+    "rotate_nonuniform_compacted": "rotate in non-uniform control flow: the k-th executing lane reads the "
+    "(k + delta)-th executing lane (a rotate over the active lanes only)",
 }
+
+
+def _branch_active(lid: np.ndarray) -> np.ndarray:
+    """The lanes that execute the rotate in a ``nonuniform`` case: the
+    kernels' branch condition (subgroup local id % 3 != 2)."""
+    return lid % 3 != 2
+
 
 _JUNK = np.uint64(0xA5A5A5A5A5A5A5A5)
 
@@ -52,13 +66,27 @@ _LANE_FAULTS = frozenset(
         "rotate_no_wraparound",
         "rotate_negative_delta_as_zero",
         "rotate_modulo_current_size",
+        "rotate_delta64_high_word",
+        "rotate_narrow_delta_as_zero",
+        "rotate_nonuniform_compacted",
     }
 )
 
 
-def _lane_picture(sg: int, cluster: int, G: int, L: int, deltas: tuple, f: frozenset) -> np.ndarray:
+def _lane_picture(
+    sg: int, cluster: int, G: int, L: int, deltas: tuple, f: frozenset, bits: int = 32, flow: str = ""
+) -> np.ndarray:
     """(G * L,) which work-item of the launch (g * L + i) each work-item's
-    result comes from, -1 for a junk lane; ``f`` the lane faults."""
+    result comes from, -1 for a junk lane; ``f`` the lane faults, ``bits``
+    the Delta width, ``flow`` "nonuniform": only some lanes execute."""
+    d = np.asarray(deltas, dtype=np.int64).reshape(G)
+    if bits == 64 and "rotate_delta64_high_word" in f:
+        d = (d >> 32) & 0xFFFFFFFF
+    if bits in (8, 16) and "rotate_narrow_delta_as_zero" in f:
+        d = np.where(d >= 1 << (bits - 1), 0, d)
+    if flow == "nonuniform":
+        return _nonuniform_picture(sg, cluster, G, L, d, f)
+    deltas = tuple(d.tolist())
     nsub = -(-L // sg)
     pad = np.full((G, nsub * sg), -1, dtype=np.int64)
     pad[:, :L] = np.arange(G * L).reshape(G, L)
@@ -89,8 +117,33 @@ def _lane_picture(sg: int, cluster: int, G: int, L: int, deltas: tuple, f: froze
     return out.reshape(G, nsub * sg)[:, :L].reshape(-1)
 
 
+def _nonuniform_picture(sg: int, cluster: int, G: int, L: int, d: np.ndarray, f: frozenset) -> np.ndarray:
+    """:func:`_lane_picture` when only the branch's lanes execute: they
+    rotate as usual, a read of a lane that does not execute is junk, the
+    others keep their own value (the kernel's else path).  The fault
+    ``rotate_nonuniform_compacted`` rotates over the executing lanes only."""
+    full = _lane_picture(sg, cluster, G, L, tuple(d.tolist()), f - {"rotate_nonuniform_compacted"})
+    item = np.arange(G * L)
+    lid = (item % L) % sg
+    run = _branch_active(lid)
+    src_ok = np.where(full >= 0, run[np.clip(full, 0, None)], False)
+    out = np.where(run, np.where(src_ok, full, -1), item)
+    if "rotate_nonuniform_compacted" in f:
+        group = cluster or sg
+        for g in range(G):
+            for start in range(0, L, group):  # each rotation group of work-group g (sg divides L's runs)
+                lanes = np.arange(start, min(start + group, L))
+                on = lanes[run[g * L + lanes]]
+                if on.size:
+                    k = np.arange(on.size)
+                    out[g * L + on] = g * L + on[(k + int(d[g])) % on.size]
+    return out
+
+
 @lru_cache(maxsize=512)
-def _batch_picture(sg: int, cluster: int, launches: tuple, f: frozenset) -> np.ndarray:
+def _batch_picture(
+    sg: int, cluster: int, launches: tuple, f: frozenset, bits: int = 32, flow: str = ""
+) -> np.ndarray:
     """:func:`_lane_picture` of launches ((G, L, deltas), ...) as rows of
     their values stacked one launch after the other, with one junk row last
     (read-only: shared by every case of this subgroup size, cluster and
@@ -98,7 +151,7 @@ def _batch_picture(sg: int, cluster: int, launches: tuple, f: frozenset) -> np.n
     total = sum(G * L for G, L, _ in launches)
     parts, off = [], 0
     for G, L, deltas in launches:
-        p = _lane_picture(sg, cluster, G, L, deltas, f)
+        p = _lane_picture(sg, cluster, G, L, deltas, f, bits, flow)
         parts.append(np.where(p >= 0, p + off, total))
         off += G * L
     out = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
@@ -150,7 +203,8 @@ class RotateEmulation:
             (v.shape[0], v.shape[1], tuple(np.asarray(ln["deltas"], dtype=np.int64).reshape(-1).tolist()))
             for v, ln in zip(vals, launches)
         )
-        pic = _batch_picture(case.sg, case.cluster, shape, f & _LANE_FAULTS)
+        dbits, flow = getattr(case, "dbits", 32), getattr(case, "flow", "")
+        pic = _batch_picture(case.sg, case.cluster, shape, f & _LANE_FAULTS, dbits, flow)
         flat = np.empty((sum(G * L for G, L, _ in shape) + 1, W), dtype=np.uint64)  # the values, a junk row
         off = 0
         for v in vals:
@@ -161,6 +215,8 @@ class RotateEmulation:
         own = flat[:-1]
         if "rotate_vector_tail_unrotated" in f and W > 1:
             res[:, 1:] = own[:, 1:]
+        if "rotate_vector_wide_tail_unrotated" in f and W > 4:
+            res[:, 4:] = own[:, 4:]
         if "rotate_long_high_word_lost" in f and case.gentype.bits == 64:
             lo = np.uint64(0xFFFFFFFF)
             res = (res & lo) | (own & ~lo)

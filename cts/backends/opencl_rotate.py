@@ -39,6 +39,10 @@ _SPV_TYPE_CAPS = {
 }
 
 
+# host type of the deltas buffer per Delta width (SPIR-V Delta is unsigned; 32: the OpenCL C int)
+_DELTA_DTYPE = {8: "uint8", 16: "uint16", 32: "int32", 64: "int64"}
+
+
 def _launch(case) -> tuple[int, int]:
     """The first launch's shape (what a bundled kernel's notes describe)."""
     ln = rotate_launches(case)[0]
@@ -70,6 +74,11 @@ class RotateOpenCL:
             need = _SPV_TYPE_CAPS.get(case.type)
             if caps and need and need not in caps:
                 return f"device lacks SPIR-V capability {need} (element type {case.type})"
+            dneed = {8: "Int8", 16: "Int16", 64: "Int64"}.get(case.dbits)
+            if caps and dneed and dneed not in caps:
+                return f"device lacks SPIR-V capability {dneed} (Delta / ClusterSize of {case.dbits} bits)"
+            if caps and case.width > 4 and "Vector16" not in caps:
+                return f"device lacks SPIR-V capability Vector16 (vectors of {case.width} components)"
             if (case.width > 1 or case.type == "bool") and os.environ.get(REQUIRE_VECTORS_ENV) != "1":
                 return (
                     f"{case.tname}: SPV_KHR_subgroup_rotate allows vector and Boolean values, but the OpenCL "
@@ -97,19 +106,20 @@ class RotateOpenCL:
             "global_size": (G * L,),
             "local_size": (L,),
             "args": ("in", "deltas", "out", "info", "sel"),
-            "arg_types": (dt, "int32", dt, "uint32", "int32"),
+            "arg_types": (dt, _DELTA_DTYPE[case.dbits], dt, "uint32", "int32"),
         }
+        nonuniform = case.flow == "nonuniform"
         if case.api == "opencl_c":
             return KernelSource(
                 entry=rotate_cl_entry(),
-                source=self.with_prelude(rotate_cl_program(case.type, case.sg)),
+                source=self.with_prelude(rotate_cl_program(case.type, case.sg, nonuniform)),
                 notes=(f"{G} work-groups of {L}; delta = deltas[group]; sel = [{case.cluster}]",),
                 **common,
             )
         # one module per (type, sg, width): scalars carry every cluster size,
         # vectors the two the case space uses (plain and 2)
         clusters = None if case.width == 1 else (0, 2)
-        text = rotate_spv_module(case.type, case.sg, (case.width,), clusters)
+        text = rotate_spv_module(case.type, case.sg, (case.width,), clusters, case.dbits, nonuniform)
         il = assemble_spv13(text)  # tool failure: HarnessError, never the device's
         common["args"] += ("dsel",)
         common["arg_types"] += ("int32",)
@@ -132,7 +142,7 @@ class RotateOpenCL:
         const = np.zeros(G, dtype=np.int32) if const is None else np.asarray(const, dtype=np.int32)
         ins = {
             "in": values.reshape(n * W).astype(dt),
-            "deltas": deltas.astype(np.int64).astype(np.int32),
+            "deltas": deltas.astype(np.int64).astype(_DELTA_DTYPE[case.dbits]),  # the low bits: the pattern
             "sel": np.array([case.cluster], dtype=np.int32),
         }
         if "dsel" in ks.args:
@@ -176,6 +186,11 @@ class RotateOpenCL:
         if case.sg not in (info.subgroup_sizes or ()):
             sizes = ", ".join(map(str, info.subgroup_sizes)) or "none reported"
             return f"device has subgroup sizes {sizes}, not {case.sg}"
+        if case.elem in ("i1", "bf16"):
+            return (
+                f"gpu.rotate on {case.elem}: the OpenCL C rotate built-ins (this suite's lowering on OpenCL) "
+                "take no bool / bfloat16 gentype (spec-digest 6.5)"
+            )
         if case.elem == "f16" and not self.has_extension("cl_khr_fp16"):
             return "device lacks cl_khr_fp16 (element type f16)"
         if case.elem == "f64" and not self.has_extension("cl_khr_fp64"):

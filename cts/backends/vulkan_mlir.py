@@ -55,6 +55,10 @@ _TYPE_FEATURES = {
     "f64": ("shaderFloat64",),
     "si8": ("shaderInt8", "storageBuffer8BitAccess"),
     "ui8": ("shaderInt8", "storageBuffer8BitAccess"),
+    "i8": ("shaderInt8", "storageBuffer8BitAccess"),
+    "i16": ("shaderInt16", "storageBuffer16BitAccess"),
+    "i64": ("shaderInt64",),
+    "bf16": ("storageBuffer16BitAccess",),
 }
 OPS_BITS = {"BASIC": 0x1, "ROTATE": 0x200, "ROTATE_CLUSTERED": 0x400}
 USE = {"AOp": "A", "BOp": "B", "COp": "C"}
@@ -162,7 +166,10 @@ class MlirVulkan:
         for bit in ("ROTATE", "ROTATE_CLUSTERED"):
             if not sgp.get("supportedOperations", 0) & OPS_BITS[bit]:
                 return f"subgroupSupportedOperations lacks VK_SUBGROUP_FEATURE_{bit}_BIT"
-        if elem in ("f16", "si8", "ui8") and not feats.get("shaderSubgroupExtendedTypes"):
+        # shaderSubgroupExtendedTypes: subgroup operations on 8-, 16- and 64-bit integers and 16-bit floats
+        if elem in ("f16", "bf16", "si8", "ui8", "i8", "i16", "i64") and not feats.get(
+            "shaderSubgroupExtendedTypes"
+        ):
             return f"feature shaderSubgroupExtendedTypes is not supported (gpu.rotate on {elem})"
         return None
 

@@ -15,7 +15,7 @@ missing feature, property bit or limit:
   ``subgroupSupportedOperations`` (and BASIC, BALLOT for the map), compute in
   ``subgroupSupportedStages``;
 * element types: ``shaderInt8`` / ``shaderInt16`` / ``shaderFloat16`` and
-  ``shaderSubgroupExtendedTypes`` for 8- and 16-bit types, ``shaderInt64``,
+  ``shaderSubgroupExtendedTypes`` for 8-, 16- and 64-bit integers and 16-bit floats, ``shaderInt64``,
   ``shaderFloat64``;
 * the subgroup size: the device's own ``subgroupSize``, or any size in
   [minSubgroupSize, maxSubgroupSize] when ``subgroupSizeControl`` is enabled
@@ -51,8 +51,9 @@ _TYPE_FEATURES = {
     "short": (("shaderInt16",), True),
     "ushort": (("shaderInt16",), True),
     "half": (("shaderFloat16",), True),
-    "long": (("shaderInt64",), False),
-    "ulong": (("shaderInt64",), False),
+    # shaderSubgroupExtendedTypes covers 8-, 16- and 64-bit integers and 16-bit floats (Vulkan 1.2)
+    "long": (("shaderInt64",), True),
+    "ulong": (("shaderInt64",), True),
     "double": (("shaderFloat64",), False),
 }
 
@@ -79,6 +80,14 @@ class RotateVulkan:
         for op in ("BASIC", "BALLOT", "ROTATE_CLUSTERED" if case.cluster else "ROTATE"):
             if not sgp.get("supportedOperations", 0) & OPS[op]:
                 return f"subgroupSupportedOperations lacks VK_SUBGROUP_FEATURE_{op}_BIT"
+        if case.width > 4:
+            return (
+                f"{case.tname}: vectors of {case.width} components need SPIR-V capability Vector16, a Kernel "
+                "capability; the Vulkan (Shader) environment has vectors of 2, 3 and 4 components only"
+            )
+        dfeat = {8: "shaderInt8", 16: "shaderInt16", 64: "shaderInt64"}.get(case.dbits)
+        if dfeat and not feats.get(dfeat):
+            return f"feature {dfeat} is not supported (Delta / ClusterSize of {case.dbits} bits)"
         tf, ext = _TYPE_FEATURES.get(case.type, ((), False))
         for f in tf:
             if not feats.get(f):
@@ -122,7 +131,9 @@ class RotateVulkan:
         if req is None:  # unsupported() said so first; a direct call gets the same reason
             raise Unsupported(self.unsupported_subgroup_rotate(case) or f"subgroup size {case.sg}")
         clusters = None if case.width == 1 else (0, 2)
-        text = rotate_vk_module(case.type, case.sg, case.width, clusters)
+        text = rotate_vk_module(
+            case.type, case.sg, case.width, clusters, case.dbits, case.flow == "nonuniform"
+        )
         code = assemble(text, VK_TARGET_ENV)  # a host-tool failure is a HarnessError, not the device's
         nw = WORDS[case.type]
         words = values.astype(np.uint64).reshape(-1)
@@ -131,7 +142,10 @@ class RotateVulkan:
         const = np.zeros(G, dtype=np.uint32) if const is None else np.asarray(const).astype(np.uint32)
         arrays = {
             "in": np.ascontiguousarray(words),
-            "deltas": deltas.astype(np.int64).astype(np.int32).view(np.uint32),
+            # a 64-bit Delta: two words (low, high) per work-group; narrower ones: one word each
+            "deltas": deltas.astype(np.int64).view(np.uint32)
+            if case.dbits == 64
+            else deltas.astype(np.int64).astype(np.int32).view(np.uint32),
             "out": np.zeros(n * W * nw, dtype=np.uint32),
             "info": np.zeros(4 * n, dtype=np.uint32),
             "sel": np.array([case.cluster], dtype=np.uint32),

@@ -74,7 +74,23 @@ DEVICE_SHAPES = {
 }
 # gpu.rotate on vector<VxT> values (subgroup size 16, every width and offset class)
 GPU_ROTATE_VECTORS = (("f32", 4), ("i32", 2), ("f16", 3))
+# gpu.rotate's verifier (mlir-opt 22) takes any integer or float, or a fixed 1-D vector of them
+# (not index, not a 2-D or scalable vector): the element types of the targets besides i32 / f32 / f16
+# (signless i1, i8, i16, i64; bf16, f64), at subgroup size 8 (widths 1, 4, 8; the size Mesa lavapipe and
+# Intel CPUs run), and vectors beyond
+# the first three: wider (8, 16 components: OpenCL C float8 / char16; no SPIR-V Shader type) and of
+# the new element types.  (i128, f8E4M3FN... verify too but no target has a type for them.)
+GPU_ROTATE_TYPES = ("i1", "i8", "i16", "i64", "bf16", "f64")
+GPU_ROTATE_WIDE_VECTORS = (("f32", 8), ("i8", 16), ("i16", 4), ("i64", 2), ("f64", 2), ("bf16", 2), ("i1", 4))
+# subgroup sizes beyond 8 .. 32 (issue 23): 4 (every width) and 64 (widths 1, 2, 32, 64)
+GPU_ROTATE_SIZES = {4: (1, 2, 4), 64: (1, 2, 32, 64)}
 ELEMENTWISE_TYPES = {"f": ("f16", "f32", "f64"), "i": ("i32",), "f16->f32": ("f16",), "f32->f16": ("f32",)}
+# data tiers of the float elementwise opTypes beyond the exact data (issue 23; rules in
+# reference.mlir.ELEMENTWISE_RULES): NaN operands, signed zeros, infinities, subnormals
+ELEMENTWISE_TIERS = ("nan", "zero", "inf", "subnormal")
+# operand kinds beyond COp that elementwise's verifier takes: A and B matrices (judged through
+# extract_thread_local: store_matrix takes COp only), on the A / B types f16 and f32, and i32
+ELEMENTWISE_AB_TYPES = {"f": ("f16", "f32"), "i": ("i32",), "f16->f32": ("f16",), "f32->f16": ("f32",)}
 
 
 @dataclass(frozen=True)
@@ -93,6 +109,7 @@ class MlirCase:
     width: int = 0
     vec: int = 0  # gpu.rotate on a 1-D vector value of this many components (0: scalar)
     shape: str = ""  # a DEVICE_SHAPES name; "" = the type's SHAPES entry
+    data: str = ""  # elementwise: a data tier of ELEMENTWISE_TIERS; "" = the exact data
     family: str = "mlir_mma"
 
     # --- shapes ------------------------------------------------------------
@@ -129,7 +146,8 @@ class MlirCase:
         if o == "constant":
             return f"constant-{self.tag}-{self.elem}"
         if o == "elementwise":
-            return f"elementwise-{self.optype}-{self.elem}"
+            kind = "" if self.tag == "COp" else f"-{self.tag}"
+            return f"elementwise-{self.optype}-{self.elem}{kind}" + (f"-{self.data}" if self.data else "")
         if o == "thread_local":
             return f"thread_local-{self.tag}-{self.elem}"
         if o == "gpu_rotate":
@@ -166,6 +184,7 @@ class MlirCase:
             "offset": self.offset,
             "width": self.width,
             "vec": self.vec,
+            "data": self.data or "exact",
             "shape": self.shape or "x".join(map(str, self.mnk)),
         }
 
@@ -181,7 +200,7 @@ def _pow2_upto(n: int) -> list[int]:
 def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
     """Every op of spec-digest 6.2 / 6.3 on its axes (data tiers do not
     apply: every case uses exactly representable, distinct data)."""
-    del tiers
+    tiers = tuple(tiers)
     out: list[MlirCase] = []
     for p in (
         space()
@@ -207,6 +226,7 @@ def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
     for op, (_, kind) in ELEMENTWISE.items():
         for t in ELEMENTWISE_TYPES[kind]:
             out.append(MlirCase("elementwise", 16, t, tag="COp", optype=op))
+    out += _elementwise_more(tiers)
     for tag in ("AOp", "BOp"):
         for a in ("f16", "si8", "f32", "f64"):
             out.append(MlirCase("thread_local", 16, a, a, OBSERVE_C[a], tag=tag))
@@ -228,12 +248,53 @@ def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
         for w in _pow2_upto(16):
             for off in sorted({0, 1, w - 1} & set(range(w))):
                 out.append(MlirCase("gpu_rotate", 16, t, offset=off, width=w, vec=vec))
+    out += _gpu_rotate_more()
     for tag, t in (("AOp", "f16"), ("BOp", "f16"), ("COp", "f32"), ("COp", "i32")):
         for sg in (8, 16, 32):
             for off in sorted({0, 1, sg // 2, sg - 1}):
                 out.append(MlirCase("mma_rotate", sg, t, tag=tag, offset=off))
     for name in DEVICE_SHAPES:
         out += _device_shape_cases(name)
+    return out
+
+
+def _elementwise_more(tiers: tuple[str, ...]) -> list[MlirCase]:
+    """Elementwise on A and B matrices (exact data) and the float opTypes on
+    C matrices under the special data tiers (issue 23); the tiers come when
+    the run asks for ``special`` (or names no tier)."""
+    out: list[MlirCase] = []
+    for op, (_, kind) in ELEMENTWISE.items():
+        for tag in ("AOp", "BOp"):
+            for t in ELEMENTWISE_AB_TYPES[kind]:
+                out.append(MlirCase("elementwise", 16, t, tag=tag, optype=op))
+    if tiers and "special" not in tiers:
+        return out
+    for data in ELEMENTWISE_TIERS:
+        for op, (_, kind) in ELEMENTWISE.items():
+            for t in ELEMENTWISE_TYPES[kind] if kind != "i" else ():
+                out.append(MlirCase("elementwise", 16, t, tag="COp", optype=op, data=data))
+    return out
+
+
+def _gpu_rotate_more() -> list[MlirCase]:
+    """gpu.rotate on the rest of what its verifier accepts (issue 23): the
+    element types of :data:`GPU_ROTATE_TYPES` and the vectors of
+    :data:`GPU_ROTATE_WIDE_VECTORS` at subgroup size 8, and i32 / f32 / f16
+    at subgroup sizes 4 and 64 (:data:`GPU_ROTATE_SIZES`)."""
+    out: list[MlirCase] = []
+    for t in GPU_ROTATE_TYPES:
+        for w in (1, 4, 8):
+            for off in sorted({0, 1, w - 1} & set(range(w))):
+                out.append(MlirCase("gpu_rotate", 8, t, offset=off, width=w))
+    for t, vec in GPU_ROTATE_WIDE_VECTORS:
+        for w in (4, 8):
+            for off in (1, w - 1):
+                out.append(MlirCase("gpu_rotate", 8, t, offset=off, width=w, vec=vec))
+    for sg, widths in GPU_ROTATE_SIZES.items():
+        for t in ("i32", "f32", "f16"):
+            for w in widths:
+                for off in sorted({0, 1, w - 1} & set(range(w))):
+                    out.append(MlirCase("gpu_rotate", sg, t, offset=off, width=w))
     return out
 
 
@@ -254,6 +315,11 @@ def _observable(mnk: tuple[int, int, int], tag: str) -> bool:
 def _distinct_ok(elem: str, count: int) -> bool:
     """The thread-local checks need ``count`` distinct values of ``elem``."""
     return count <= {"si8": 256, "ui8": 256}.get(elem, 4096)
+
+
+def elementwise_result(optype: str, elem: str) -> str:
+    """The element type of an elementwise result (extf widens, truncf narrows)."""
+    return {"extf": "f32", "truncf": "f16"}.get(optype, elem)
 
 
 def _device_shape_cases(name: str) -> list[MlirCase]:
@@ -285,6 +351,14 @@ def _device_shape_cases(name: str) -> list[MlirCase]:
         for t in ELEMENTWISE_TYPES[kind]:
             if t in cs and (src is None or {"f16", "f32"} <= set(cs)):
                 out.append(MlirCase("elementwise", 16, t, tag="COp", optype=op, shape=name))
+                # the special tiers on one device shape with an f32 C (Mesa lavapipe's m8n8k8)
+                if name == "m8n8k8" and kind in ("f", "f16->f32") and elementwise_result(op, t) == "f32":
+                    out += [
+                        MlirCase("elementwise", 16, t, tag="COp", optype=op, shape=name, data=d)
+                        for d in ELEMENTWISE_TIERS
+                    ]
+        if kind == "f" and "f16" in ab and "f16" in cs:  # A / B matrices of the device's A type
+            out += [MlirCase("elementwise", 16, "f16", tag=g, optype=op, shape=name) for g in ("AOp", "BOp")]
     rotated = [("AOp", ab[0]), ("BOp", ab[0])] + [("COp", c) for c in cs]
     for sg in (8, 32):  # lavapipe's (and Intel's) size, NVIDIA's (and AMD wave32)
         for tag in ("AOp", "BOp"):

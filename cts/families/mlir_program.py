@@ -51,7 +51,7 @@ SUBGROUPS = 2
 
 @dataclass(frozen=True)
 class Buf:
-    elem: str  # f16 f32 f64 si8 ui8 i32
+    elem: str  # f16 f32 f64 si8 ui8 i32; for gpu.rotate also i1 (held as i32 0 / 1), i8 i16 i64 bf16
     size: int  # elements per subgroup row
 
 
@@ -159,16 +159,30 @@ def elementwise_result(optype: str, elem: str) -> str:
 
 
 def _elementwise(case, p: Program) -> None:
-    M, N = case.tag_shape("COp")
+    """C matrices: load, elementwise, store D.  A / B matrices (store_matrix
+    takes COp only): load, elementwise, then extract_thread_local of every
+    index of the operands (EX0, EX1) and of the result (ER): the result's
+    element i of a lane must be the op of the operands' element i of that
+    lane, whatever the layout (reference.mlir)."""
+    tag = case.tag or "COp"
+    M, N = case.tag_shape(tag)
     op, e = case.optype, case.elem
     arity = ELEMENTWISE[op][0]
     res_e = elementwise_result(op, e)
     for i in range(arity):
         p.buffers[f"X{i}"] = Buf(e, M * N)
-        p.ops.append(("load", f"x{i}", f"X{i}", 0, 0, N, False, M, N, e, "COp"))
+        p.ops.append(("load", f"x{i}", f"X{i}", 0, 0, N, False, M, N, e, tag))
     p.ops.append(("elementwise", "r", op, [f"x{i}" for i in range(arity)], res_e))
-    p.ops.append(("store", "r", "D", 0, 0, N, False))
-    p.buffers["D"] = Buf(res_e, M * N)
+    if tag == "COp":
+        p.ops.append(("store", "r", "D", 0, 0, N, False))
+        p.buffers["D"] = Buf(res_e, M * N)
+        return
+    n = M * N // case.sg
+    for i in range(arity):
+        p.ops.append(("extract_all", f"EX{i}", f"x{i}"))
+        p.buffers[f"EX{i}"] = Buf(e, case.sg * n)
+    p.ops.append(("extract_all", "ER", "r"))
+    p.buffers["ER"] = Buf(res_e, case.sg * n)
 
 
 def _thread_local(case, p: Program) -> None:
@@ -254,12 +268,32 @@ _DTYPE_ELEM = {
     "int8": "si8",
     "uint8": "ui8",
     "int32": "i32",
+    "int16": "i16",
+    "int64": "i64",
+    "bfloat16": "bf16",
 }
+
+
+def _lane_elems(ops: list) -> dict[str, str]:
+    """The element type the lane ops name for their buffers (``read_lane``
+    says it; ``write_lane`` writes the type its value was read as): what a
+    dtype cannot tell apart (signless i8 from si8, i1 held as i32)."""
+    reg: dict[str, str] = {}
+    out: dict[str, str] = {}
+    for op in ops:
+        if op[0] == "read_lane":
+            reg[op[1]] = out[op[2]] = op[3]
+        elif op[0] == "gpu_rotate" and op[3] in reg:
+            reg[op[1]] = reg[op[3]]
+        elif op[0] == "write_lane" and op[2] in reg:
+            out[op[1]] = reg[op[2]]
+    return out
 
 
 def program_from(ops: list, buffers: dict, sg: int) -> Program:
     """The Program a run flow built, from what it hands a backend (the ops
     and the (SUBGROUPS, size) arrays in binding order); ``sg`` the subgroup
     size the device runs it at."""
-    bufs = {k: Buf(_DTYPE_ELEM[str(v.dtype)], int(v.shape[1])) for k, v in buffers.items()}
+    named = _lane_elems(ops)
+    bufs = {k: Buf(named.get(k) or _DTYPE_ELEM[str(v.dtype)], int(v.shape[1])) for k, v in buffers.items()}
     return Program(ops=list(ops), buffers=bufs, sg=sg)

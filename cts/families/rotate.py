@@ -23,6 +23,25 @@ Tables mirror spec-digest 6.4 / 6.5 and the checklist row of section 8:
   (:func:`const_deltas`).  Neither changes the case's kernel, so they are
   not id axes; a failure names the launch, delta and form of the failing
   subgroup.
+
+Issue 23 adds three axes (each in the id):
+
+* SPIR-V vectors of 8 and 16 components (capability Vector16, a Kernel
+  capability: OpenCL only), ids ``spirv-float8-...``, ``spirv-uchar16-...``;
+* Delta and ClusterSize of 8-, 16- and 64-bit unsigned integer types
+  (SPV_KHR_subgroup_rotate: "Delta must be a scalar of integer type, whose
+  Signedness operand is 0"; ClusterSize likewise; capabilities Int8 / Int16 /
+  Int64), ids ``...-delta8``, ``-delta16``, ``-delta64``; the deltas are the
+  classes of :func:`reference.rotate.delta_values` at that width;
+* calls inside non-uniform control flow (``...-nonuniform``): only the lanes
+  of :func:`nonuniform_active` execute the rotate.  The specs make a value
+  read from an invocation that does not execute the instruction undefined
+  (SPV_KHR_subgroup_rotate: "the resulting value is undefined" when the
+  selected invocation is inactive; cl_khr_subgroup_rotate: the built-ins
+  "need not be encountered by all work-items", an inactive source gives an
+  undefined value), so only active lanes reading active lanes are checked
+  (exactly); lanes outside the branch keep their own value (the kernel's
+  else path) and are checked for that.
 """
 
 from __future__ import annotations
@@ -45,6 +64,10 @@ __all__ = [
     "rotate_cases",
     "ROTATE_EXTENSION",
     "SPV_ROTATE_EXTENSION",
+    "SPIRV_WIDE_VECTORS",
+    "DELTA_BITS",
+    "nonuniform_active",
+    "NONUNIFORM_RULE",
 ]
 
 ROTATE_EXTENSION = "cl_khr_subgroup_rotate"
@@ -84,6 +107,16 @@ BOOL = GenType("bool", 8, "bool", "", "u8")
 
 SUBGROUP_SIZES = (4, 8, 16, 32, 64)
 SPIRV_VECTOR_WIDTHS = (2, 3, 4)
+SPIRV_WIDE_VECTORS = (8, 16)  # Vector16 (Kernel)
+DELTA_BITS = (8, 16, 64)  # widths of Delta / ClusterSize beyond 32
+NONUNIFORM_RULE = "subgroup local id % 3 != 2"
+
+
+def nonuniform_active(sglid):
+    """Which lanes execute the rotate in a ``nonuniform`` case (the kernels'
+    branch condition :data:`NONUNIFORM_RULE`): not a power-of-two pattern,
+    so sources inside and outside the branch mix for every delta."""
+    return sglid % 3 != 2
 
 
 @dataclass(frozen=True)
@@ -93,6 +126,8 @@ class RotateCase:
     width: int  # 1 = scalar; SPIR-V vectors 2, 3, 4
     sg: int  # required subgroup size
     cluster: int  # 0 = plain rotate (no ClusterSize)
+    dbits: int = 32  # width of the Delta / ClusterSize integer type (SPIR-V)
+    flow: str = ""  # "" every lane calls the rotate; "nonuniform": only nonuniform_active lanes
     family: str = "subgroup_rotate"
 
     @property
@@ -110,7 +145,8 @@ class RotateCase:
     @property
     def id(self) -> str:
         op = f"c{self.cluster}" if self.cluster else "rotate"
-        return f"{self.api}-{self.tname}-sg{self.sg}-{op}"
+        tail = (f"-delta{self.dbits}" if self.dbits != 32 else "") + (f"-{self.flow}" if self.flow else "")
+        return f"{self.api}-{self.tname}-sg{self.sg}-{op}{tail}"
 
     @property
     def rule(self) -> str:
@@ -134,7 +170,9 @@ class RotateCase:
                 return f"sub_group_clustered_rotate({self.type}, int, {self.cluster})"
             return f"sub_group_rotate({self.type}, int)"
         cs = f" ClusterSize {self.cluster}" if self.cluster else ""
-        return f"OpGroupNonUniformRotateKHR {self.tname} Subgroup{cs}"
+        d = f" Delta/ClusterSize u{self.dbits}" if self.dbits != 32 else ""
+        flow = " in non-uniform control flow" if self.flow else ""
+        return f"OpGroupNonUniformRotateKHR {self.tname} Subgroup{cs}{d}{flow}"
 
     @property
     def axes(self) -> dict:
@@ -144,6 +182,8 @@ class RotateCase:
             "width": self.width,
             "sg": self.sg,
             "cluster": self.cluster,
+            "dbits": self.dbits,
+            "flow": self.flow or "uniform",
         }
 
 
@@ -187,7 +227,35 @@ def rotate_cases(tiers: tuple[str, ...] = ()) -> list[RotateCase]:
         .combine("cluster", [0, 2])
     )
     pts = [*cl, *spv_scalar, *spv_vec]
-    return [RotateCase(p.api, p.type, p.width, p.sg, p.cluster) for p in pts]
+    out = [RotateCase(p.api, p.type, p.width, p.sg, p.cluster) for p in pts]
+    return out + _issue23_cases()
+
+
+def _issue23_cases() -> list[RotateCase]:
+    """The axes of issue 23 (module docstring): vectors of 8 and 16 of every
+    type at subgroup size 8 (plain) and 32 (ClusterSize 2); int with 8-,
+    16- and 64-bit Delta / ClusterSize at sizes 8 and 64, plain and cluster 2;
+    int, ulong and float in non-uniform control flow, both APIs, every size,
+    plain and cluster 4."""
+    wide = (
+        space()
+        .combine("type", [*GENTYPES, "bool"])
+        .combine("width", SPIRV_WIDE_VECTORS)
+        .expand_many(lambda p: ({"sg": sg, "cluster": c} for sg, c in ((8, 0), (32, 2))))
+    )
+    out = [RotateCase("spirv", p.type, p.width, p.sg, p.cluster) for p in wide]
+    # subgroup sizes 8 (Mesa lavapipe's) and 64 (the largest: deltas up to 2N+3 = 131 pass 8 bits' 127)
+    delta = space().combine("dbits", DELTA_BITS).combine("sg", [8, 64]).combine("cluster", [0, 2])
+    out += [RotateCase("spirv", "int", 1, p.sg, p.cluster, dbits=p.dbits) for p in delta]
+    nonuni = (
+        space()
+        .combine("api", ["opencl_c", "spirv"])
+        .combine("type", ["int", "ulong", "float"])
+        .combine("sg", SUBGROUP_SIZES)
+        .combine("cluster", [0, 4])  # in a cluster of 4, lanes 0, 1, 3 execute: an uneven mix
+    )
+    out += [RotateCase(p.api, p.type, 1, p.sg, p.cluster, flow="nonuniform") for p in nonuni]
+    return out
 
 
 def partial_tails(sg: int) -> tuple[int, ...]:
@@ -196,11 +264,11 @@ def partial_tails(sg: int) -> tuple[int, ...]:
     return tuple(dict.fromkeys(t for t in (sg // 2, 3 * sg // 4) if t > 0))
 
 
-def const_deltas(sg: int, cluster: int) -> list[int]:
+def const_deltas(sg: int, cluster: int, bits: int = 32) -> list[int]:
     """The constant Delta operands a SPIR-V module holds for one (subgroup
     size, cluster) variant, in the order the module numbers them (1, 2, ...):
-    the deltas of :func:`reference.rotate.delta_values`."""
-    return [d for _, d in delta_values(sg, cluster or None)]
+    the deltas of :func:`reference.rotate.delta_values` (Delta of ``bits``)."""
+    return [d for _, d in delta_values(sg, cluster or None, bits)]
 
 
 @dataclass(frozen=True)
@@ -227,14 +295,14 @@ class Launch:
 def rotate_launches(case) -> list[Launch]:
     """The launches of a case, one per partial-subgroup size of
     :func:`partial_tails`; SPIR-V cases repeat every delta as a constant."""
-    return list(_launches(case.api, case.sg, case.cluster))
+    return list(_launches(case.api, case.sg, case.cluster, case.dbits))
 
 
 @lru_cache(maxsize=256)
-def _launches(api: str, sg: int, cluster: int) -> tuple[Launch, ...]:
-    """:func:`rotate_launches` of every case with this api, subgroup size
-    and cluster (the same Launch objects each time)."""
-    deltas = tuple(delta_values(sg, cluster or None))
+def _launches(api: str, sg: int, cluster: int, bits: int = 32) -> tuple[Launch, ...]:
+    """:func:`rotate_launches` of every case with this api, subgroup size,
+    cluster and Delta width (the same Launch objects each time)."""
+    deltas = tuple(delta_values(sg, cluster or None, bits))
     dyn = (0,) * len(deltas)
     if api == "spirv":
         deltas, const = deltas + deltas, dyn + tuple(range(1, len(deltas) + 1))

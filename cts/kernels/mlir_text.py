@@ -46,7 +46,12 @@ __all__ = [
 
 MEMREF_ELEM = {"f16": "f16", "f32": "f32", "f64": "f64", "si8": "i8", "ui8": "i8", "i32": "i32"}
 SCALAR = {"f16": "f16", "f32": "f32", "f64": "f64", "si8": "si8", "ui8": "ui8", "i32": "i32"}
-FLOATS = ("f16", "f32", "f64")
+# the gpu.rotate values beyond the matrix element types: signless integers, bf16, and i1 (held in
+# memory as i32 0 / 1: a memref of i1 has no storage layout a target agrees on; read with trunci)
+for _t in ("i8", "i16", "i64", "bf16"):
+    MEMREF_ELEM[_t] = SCALAR[_t] = _t
+MEMREF_ELEM["i1"], SCALAR["i1"] = "i32", "i1"
+FLOATS = ("f16", "f32", "f64", "bf16")
 
 
 @dataclass(frozen=True)
@@ -118,7 +123,7 @@ def memref_elem(prog: Program, name: str) -> str:
     (si8 / ui8) for one that holds extracted or inserted scalars."""
     elem = prog.buffers[name].elem
     matrix_io = any(op[0] in ("load", "store") and op[2] == name for op in prog.ops)
-    return MEMREF_ELEM[elem] if matrix_io else SCALAR[elem]
+    return MEMREF_ELEM[elem] if matrix_io or elem == "i1" else SCALAR[elem]
 
 
 def func_name(case) -> str:
@@ -319,6 +324,10 @@ def _op(em: _Emitter, op: tuple) -> None:
         for j in range(V):
             x = em.fresh(reg)
             em.emit(f"{x} = memref.load %{buf}[{em.index(buf, j, V)}] : {em.memref(buf)}")
+            if t == "i1":  # held as i32 0 / 1
+                b = em.fresh(reg)
+                em.emit(f"{b} = arith.trunci {x} : {MEMREF_ELEM['i1']} to i1")
+                x = b
             comps.append(x)
         if V == 1:
             em.env[reg] = (comps[0], t)
@@ -338,9 +347,14 @@ def _op(em: _Emitter, op: tuple) -> None:
         if V == 1:
             em.emit(f"memref.store {v}, %{buf}[{em.index(buf, 0, 1)}] : {em.memref(buf)}")
         else:
+            et = t[t.index("x") + 1 : -1]
             for j in range(V):
                 x = em.fresh("e")
-                em.emit(f"{x} = vector.extract {v}[{j}] : {t[t.index('x') + 1 : -1]} from {t}")
+                em.emit(f"{x} = vector.extract {v}[{j}] : {et} from {t}")
+                if et == "i1":
+                    w = em.fresh("w")
+                    em.emit(f"{w} = arith.extui {x} : i1 to {memref_elem(em.p, buf)}")
+                    x = w
                 em.emit(f"memref.store {x}, %{buf}[{em.index(buf, j, V)}] : {em.memref(buf)}")
     else:
         raise ValueError(f"unknown MLIR program op {kind!r}")

@@ -43,14 +43,18 @@ def _clusters(sg: int) -> list[int]:
     return out
 
 
-def rotate_cl_program(t: str, sg: int) -> str:
+def rotate_cl_program(t: str, sg: int, nonuniform: bool = False) -> str:
     """The program for gentype ``t`` and required subgroup size ``sg``: one
     kernel whose ``switch`` on ``sel[0]`` (0 = plain, else the cluster size)
     calls the built-in with a constant cluster size (as the OpenCL-CTS does;
-    one kernel compiles 2-3x faster than one kernel per variant)."""
+    one kernel compiles 2-3x faster than one kernel per variant).
+    ``nonuniform``: the switch runs only where the subgroup local id % 3 !=
+    2 (the built-ins "need not be encountered by all work-items"); the other
+    work-items keep their value."""
     cases = "\n".join(
         f"    case {c}: r = sub_group_clustered_rotate(v, d, {c}u); break;" for c in _clusters(sg)
     )
+    branch = "if (get_sub_group_local_id() % 3 != 2)\n    " if nonuniform else ""
     head = f"/* cl_khr_subgroup_rotate: {t}, required subgroup size {sg} */\n" + _PRAGMAS.get(t, "")
     return (
         head
@@ -63,7 +67,7 @@ kernel void rotate_k(global const {t}* in, global const int* deltas, global {t}*
     int d = deltas[get_group_id(0)];
     {t} v = in[g];
     {t} r = v;
-    switch (sel[0]) {{
+    {branch}switch (sel[0]) {{
     case 0: r = sub_group_rotate(v, d); break;
 {cases}
     }}
@@ -85,8 +89,11 @@ _CTYPE = {
     "int32": "int",
     "int8": "char",
     "uint8": "uchar",
+    "int16": "short",
+    "int64": "long",
 }
 _ELEM_C = {"f16": "half", "f32": "float", "f64": "double", "i32": "int", "si8": "char", "ui8": "uchar"}
+_ELEM_C.update({"i8": "char", "i16": "short", "i64": "long"})  # gpu.rotate's signless integers
 
 
 def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tuple[str, ...], set[str]]:
@@ -189,7 +196,7 @@ def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tupl
             if x in vwidth:  # vector value: the built-ins are scalar, rotate each component
                 body.append(f"{t} {v};")
                 body += [
-                    f"{v}.s{j} = sub_group_clustered_rotate({x}.s{j}, {off}, {width}u);"
+                    f"{v}.s{j:x} = sub_group_clustered_rotate({x}.s{j:x}, {off}, {width}u);"
                     for j in range(vwidth[x])
                 ]
                 vwidth[v] = vwidth[x]
@@ -212,9 +219,9 @@ def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tupl
             buf, reg = op[1:3]
             nv = op[3] if len(op) > 3 else 1
             written.add(buf)
-            if nv > 1:
+            if nv > 1:  # components .s0 .. .s9, .sa .. .sf
                 body += [
-                    f"{at(buf, f'lane * {nv} + {j}')} = ({ctype[buf]}){regs[reg]}.s{j};" for j in range(nv)
+                    f"{at(buf, f'lane * {nv} + {j}')} = ({ctype[buf]}){regs[reg]}.s{j:x};" for j in range(nv)
                 ]
             else:
                 body.append(f"{at(buf, 'lane')} = ({ctype[buf]}){regs[reg]};")

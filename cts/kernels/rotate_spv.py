@@ -96,19 +96,37 @@ def _clusters(sg: int) -> list[int]:
     return out
 
 
+# Delta / ClusterSize width -> (SPIR-V type name, its capability; Int64 is always declared)
+DELTA_TYPES = {8: ("uchar", "Int8"), 16: ("ushort", "Int16"), 32: ("uint", ""), 64: ("ulong", "")}
+
+
+def delta_operand(d: int, bits: int) -> int:
+    """The unsigned ``bits``-bit Delta operand that means delta ``d``."""
+    return d % (1 << bits)
+
+
 def rotate_spv_module(
-    t: str, sg: int, widths: tuple[int, ...] = (1,), clusters: tuple[int, ...] | None = None
+    t: str,
+    sg: int,
+    widths: tuple[int, ...] = (1,),
+    clusters: tuple[int, ...] | None = None,
+    dbits: int = 32,
+    nonuniform: bool = False,
 ) -> str:
     """Assembly text for element type ``t`` (a gentype or ``bool``) and
     required subgroup size ``sg``: one entry point per width
     (:func:`rotate_spv_entry`) whose OpSwitch on ``sel[0]`` runs the rotate
     without ClusterSize (0) or with ClusterSize = the selector (each listed
-    power of two; all up to ``sg`` by default)."""
+    power of two; all up to ``sg`` by default).  ``dbits``: the width of
+    the Delta (read from ``deltas``, of that type) and ClusterSize
+    operands; ``nonuniform``: only the lanes with subgroup local id % 3 != 2
+    run the switch (a branch on the lane id), the others keep their value."""
     if t not in _ELEM:
         raise ValueError(f"no SPIR-V element type for {t!r}")
     st, decl, caps = _ELEM[t]
     is_bool = t == "bool"
     cl = [c for c in _clusters(sg) if clusters is None or c in clusters]
+    dt, dcap = DELTA_TYPES[dbits]
     lines = ["; SPV_KHR_subgroup_rotate: " + t + f", SubgroupSize {sg}"]
     caps_all = [
         "Addresses",
@@ -118,8 +136,10 @@ def rotate_spv_module(
         "GroupNonUniform",
         "GroupNonUniformRotateKHR",
     ]
-    for c in caps:
-        if c not in caps_all:
+    if max(widths) > 4:
+        caps_all.append("Vector16")
+    for c in (*caps, dcap):
+        if c and c not in caps_all:
             caps_all.append(c)
     lines += [f"OpCapability {c}" for c in caps_all]
     lines += ['OpExtension "SPV_KHR_subgroup_rotate"', "OpMemoryModel Physical64 OpenCL"]
@@ -147,6 +167,8 @@ def rotate_spv_module(
     ]
     if st not in ("uint", "ulong"):
         lines.append(f"%{st} = {decl}")
+    if dt not in ("uint", "ulong", st):
+        lines.append(f"%{dt} = OpTypeInt {dbits} 0")
     vt = "%bool" if is_bool else f"%{st}"
     for w in widths:
         if w > 1 and vt + str(w) != "%ulong3":  # %v3ulong already declares ulong3
@@ -156,7 +178,12 @@ def rotate_spv_module(
         "%p_uint = OpTypePointer CrossWorkgroup %uint",
         "%in_v3ulong = OpTypePointer Input %v3ulong",
         "%in_uint = OpTypePointer Input %uint",
-        "%fn = OpTypeFunction %void %p_elem %p_uint %p_elem %p_uint %p_uint %p_uint",
+    ]
+    pd = "%p_uint" if dt == "uint" else "%p_delta"  # (pointer types may repeat)
+    if dt != "uint":
+        lines.append(f"{pd} = OpTypePointer CrossWorkgroup %{dt}")
+    lines += [
+        f"%fn = OpTypeFunction %void %p_elem {pd} %p_elem %p_uint %p_uint %p_uint",
         "%gid = OpVariable %in_v3ulong Input",
         "%wgid = OpVariable %in_v3ulong Input",
         "%sgid = OpVariable %in_uint Input",
@@ -167,25 +194,34 @@ def rotate_spv_module(
     ]
     for c in sorted(set(cl) | set(range(5)) | {KEY_STRIDE}):
         lines.append(f"%u{c} = OpConstant %uint {c}")
-    consts = sorted({delta_constant(d) for c in [0, *cl] for d in const_deltas(sg, c)})
-    for v in consts:
-        lines.append(f"%dc{v} = OpConstant %uint {v}")
+    if dbits == 32:
+        consts = sorted({delta_constant(d) for c in [0, *cl] for d in const_deltas(sg, c)})
+        for v in consts:
+            lines.append(f"%dc{v} = OpConstant %uint {v}")
+    else:  # Delta and ClusterSize constants of the Delta type
+        consts = sorted({delta_operand(d, dbits) for c in [0, *cl] for d in const_deltas(sg, c, dbits)})
+        lines += [f"%dc{v} = OpConstant %{dt} {v}" for v in consts]
+        lines += [f"%kc{c} = OpConstant %{dt} {c}" for c in cl]
     for k in range(max(*widths, 4) + 1):
         lines.append(f"%l{k} = OpConstant %ulong {k}")
     if is_bool:
         lines += ["%b0 = OpConstant %uchar 0", "%b1 = OpConstant %uchar 1"]
     for w in widths:
-        lines += _body(w, cl, is_bool, vt, sg)
+        lines += _body(w, cl, is_bool, vt, sg, dbits, nonuniform)
     return "\n".join(lines) + "\n"
 
 
-def _body(w: int, clusters: list[int], is_bool: bool, vt: str, sg: int) -> list[str]:
+def _body(
+    w: int, clusters: list[int], is_bool: bool, vt: str, sg: int, dbits: int = 32, nonuniform: bool = False
+) -> list[str]:
     e = f"w{w}"
     elem = "%uchar" if is_bool else vt
+    dt = DELTA_TYPES[dbits][0]
+    pd = "%p_uint" if dbits == 32 else "%p_delta"
     L = [
         f"%k_{e} = OpFunction %void None %fn",
         f"%in_{e} = OpFunctionParameter %p_elem",
-        f"%dl_{e} = OpFunctionParameter %p_uint",
+        f"%dl_{e} = OpFunctionParameter {pd}",
         f"%out_{e} = OpFunctionParameter %p_elem",
         f"%info_{e} = OpFunctionParameter %p_uint",
         f"%sel_{e} = OpFunctionParameter %p_uint",
@@ -195,8 +231,8 @@ def _body(w: int, clusters: list[int], is_bool: bool, vt: str, sg: int) -> list[
         f"%g_{e} = OpCompositeExtract %ulong %gid3_{e} 0",
         f"%wg3_{e} = OpLoad %v3ulong %wgid",
         f"%wg_{e} = OpCompositeExtract %ulong %wg3_{e} 0",
-        f"%dp_{e} = OpInBoundsPtrAccessChain %p_uint %dl_{e} %wg_{e}",
-        f"%d_{e} = OpLoad %uint %dp_{e}",
+        f"%dp_{e} = OpInBoundsPtrAccessChain {pd} %dl_{e} %wg_{e}",
+        f"%d_{e} = OpLoad %{dt} %dp_{e}",
         f"%s0_{e} = OpLoad %uint %sel_{e}",
         f"%dsp_{e} = OpInBoundsPtrAccessChain %p_uint %dsel_{e} %wg_{e}",
         f"%ds_{e} = OpLoad %uint %dsp_{e}",
@@ -226,13 +262,23 @@ def _body(w: int, clusters: list[int], is_bool: bool, vt: str, sg: int) -> list[
     variants = []  # (switch key, label suffix, cluster, delta operand)
     for c in [0, *clusters]:
         variants.append((c * KEY_STRIDE, f"{c}_{e}", c, f"%d_{e}"))
-        for k, d in enumerate(const_deltas(sg, c), start=1):
-            variants.append((c * KEY_STRIDE + k, f"{c}k{k}_{e}", c, f"%dc{delta_constant(d)}"))
+        for k, d in enumerate(const_deltas(sg, c, dbits), start=1):
+            v = delta_constant(d) if dbits == 32 else delta_operand(d, dbits)
+            variants.append((c * KEY_STRIDE + k, f"{c}k{k}_{e}", c, f"%dc{v}"))
     targets = " ".join(f"{key} %blk{sfx}" for key, sfx, _, _ in variants)
+    if nonuniform:  # only lanes with local id % 3 != 2 take the switch (a non-uniform branch)
+        L += [
+            f"%nl_{e} = OpLoad %uint %sglid",
+            f"%nm_{e} = OpUMod %uint %nl_{e} %u3",  # %u0 .. %u4 are always declared
+            f"%nr_{e} = OpINotEqual %bool %nm_{e} %u2",
+            f"OpSelectionMerge %after_{e} None",
+            f"OpBranchConditional %nr_{e} %go_{e} %after_{e}",
+            f"%go_{e} = OpLabel",
+        ]
     L += [f"OpSelectionMerge %merge_{e} None", f"OpSwitch %s_{e} %dflt_{e} {targets}"]
     phi = []
     for _, sfx, c, dop in variants:
-        cs = f" %u{c}" if c else ""
+        cs = (f" %u{c}" if dbits == 32 else f" %kc{c}") if c else ""
         L += [
             f"%blk{sfx} = OpLabel",
             f"%r{sfx} = OpGroupNonUniformRotateKHR {rt} %scope_sg {val} {dop}{cs}",
@@ -240,7 +286,12 @@ def _body(w: int, clusters: list[int], is_bool: bool, vt: str, sg: int) -> list[
         ]
         phi.append(f"%r{sfx} %blk{sfx}")
     L += [f"%dflt_{e} = OpLabel", f"OpBranch %merge_{e}", f"%merge_{e} = OpLabel"]
-    L.append(f"%r_{e} = OpPhi {rt} {' '.join(phi)} {val} %dflt_{e}")
+    if nonuniform:
+        L.append(f"%rs_{e} = OpPhi {rt} {' '.join(phi)} {val} %dflt_{e}")
+        L += [f"OpBranch %after_{e}", f"%after_{e} = OpLabel"]
+        L.append(f"%r_{e} = OpPhi {rt} %rs_{e} %merge_{e} {val} %entry_{e}")
+    else:
+        L.append(f"%r_{e} = OpPhi {rt} {' '.join(phi)} {val} %dflt_{e}")
     for k in range(w):
         x = f"{e}_{k}"
         if w == 1:

@@ -95,18 +95,35 @@ def _store(t: str, x: str, r: str) -> tuple[list[str], list[str]]:
     )
 
 
-def rotate_vk_module(t: str, sg: int, width: int = 1, clusters: tuple[int, ...] | None = None) -> str:
+# Delta / ClusterSize width -> (SPIR-V type name, capability)
+DELTA_TYPES = {8: ("uchar", "Int8"), 16: ("ushort", "Int16"), 32: ("uint", ""), 64: ("ulong", "Int64")}
+
+
+def rotate_vk_module(
+    t: str,
+    sg: int,
+    width: int = 1,
+    clusters: tuple[int, ...] | None = None,
+    dbits: int = 32,
+    nonuniform: bool = False,
+) -> str:
     """Assembly text for element type ``t`` (a gentype or ``bool``), vector
     width and subgroup size ``sg`` (which fixes the cluster sizes and
     constant deltas the module holds; the size itself is required by the
     pipeline).  ``clusters``: the ClusterSize variants (default every power
-    of two up to ``sg``)."""
+    of two up to ``sg``).  ``dbits``: the width of Delta and ClusterSize
+    (a 64-bit Delta is two words of ``deltas``, 8 / 16 bits one word
+    narrowed); ``nonuniform``: only invocations with subgroup local id % 3
+    != 2 run the switch."""
     if t not in _ELEM:
         raise ValueError(f"no SPIR-V element type for {t!r}")
     st, decl, caps = _ELEM[t]
     nw = WORDS[t]
     cl = [c for c in _clusters(sg) if clusters is None or c in clusters]
+    dt, dcap = DELTA_TYPES[dbits]
     caps_all = ["Shader", "GroupNonUniform", "GroupNonUniformBallot", "GroupNonUniformRotateKHR", *caps]
+    if dcap and dcap not in caps_all:
+        caps_all.append(dcap)
     L = [f"; SPV_KHR_subgroup_rotate (Vulkan): {t} x{width}, subgroup size {sg}"]
     L += [f"OpCapability {c}" for c in caps_all]
     L += ['OpExtension "SPV_KHR_subgroup_rotate"', "OpMemoryModel Logical GLSL450"]
@@ -140,6 +157,8 @@ def rotate_vk_module(t: str, sg: int, width: int = 1, clusters: tuple[int, ...] 
     ]
     if st not in ("uint", "bool"):
         L.append(f"%{st} = {decl}")
+    if dt not in ("uint", st):
+        L.append(f"%{dt} = OpTypeInt {dbits} 0")
     if st == "half":
         L += ["%v2half = OpTypeVector %half 2", "%h0 = OpConstant %half 0"]
     rt = f"%{st}" if width == 1 else ("%vec" if st != "uint" else f"%v{width}uint")
@@ -165,9 +184,14 @@ def rotate_vk_module(t: str, sg: int, width: int = 1, clusters: tuple[int, ...] 
     small = sorted({*range(max(5, width * nw + 1)), *cl, KEY_STRIDE})
     L += [f"%u{c} = OpConstant %uint {c}" for c in small]
     L.append("%wgsize = OpSpecConstantComposite %v3uint %lsx %u1 %u1")
-    consts = sorted({delta_constant(d) for c in [0, *cl] for d in const_deltas(sg, c)})
-    L += [f"%dc{v} = OpConstant %uint {v}" for v in consts if v not in small]
-    L += _main(t, width, nw, cl, rt, sg, set(small))
+    if dbits == 32:
+        consts = sorted({delta_constant(d) for c in [0, *cl] for d in const_deltas(sg, c)})
+        L += [f"%dc{v} = OpConstant %uint {v}" for v in consts if v not in small]
+    else:  # Delta and ClusterSize constants of the Delta type
+        consts = sorted({d % (1 << dbits) for c in [0, *cl] for d in const_deltas(sg, c, dbits)})
+        L += [f"%dd{v} = OpConstant %{dt} {v}" for v in consts]
+        L += [f"%kc{c} = OpConstant %{dt} {c}" for c in cl]
+    L += _main(t, width, nw, cl, rt, sg, set(small), dbits, nonuniform)
     return "\n".join(L) + "\n"
 
 
@@ -175,7 +199,40 @@ def _cref(v: int, small: set) -> str:
     return f"%u{v}" if v in small else f"%dc{v}"
 
 
-def _main(t: str, width: int, nw: int, cl: list[int], rt: str, sg: int, small: set) -> list[str]:
+def _delta_load(dbits: int) -> list[str]:
+    """%d: the work-group's Delta from the deltas words (of the Delta type)."""
+    dt = DELTA_TYPES[dbits][0]
+    if dbits == 32:
+        return ["%dp = OpAccessChain %pu %b_deltas %u0 %wg", "%d = OpLoad %uint %dp"]
+    if dbits < 32:
+        return [
+            "%dp = OpAccessChain %pu %b_deltas %u0 %wg",
+            "%dw = OpLoad %uint %dp",
+            f"%d = OpUConvert %{dt} %dw",
+        ]
+    return [
+        "%dwi = OpIMul %uint %wg %u2",
+        "%dwj = OpIAdd %uint %dwi %u1",
+        "%dp = OpAccessChain %pu %b_deltas %u0 %dwi",
+        "%dq = OpAccessChain %pu %b_deltas %u0 %dwj",
+        "%dlo = OpLoad %uint %dp",
+        "%dhi = OpLoad %uint %dq",
+        "%d2 = OpCompositeConstruct %v2uint %dlo %dhi",
+        f"%d = OpBitcast %{dt} %d2",
+    ]
+
+
+def _main(
+    t: str,
+    width: int,
+    nw: int,
+    cl: list[int],
+    rt: str,
+    sg: int,
+    small: set,
+    dbits: int = 32,
+    nonuniform=False,
+) -> list[str]:
     st = _ELEM[t][0]
     L = [
         "%main = OpFunction %void None %fn",
@@ -184,8 +241,7 @@ def _main(t: str, width: int, nw: int, cl: list[int], rt: str, sg: int, small: s
         "%g = OpCompositeExtract %uint %gid3 0",
         "%wg3 = OpLoad %v3uint %wgid",
         "%wg = OpCompositeExtract %uint %wg3 0",
-        "%dp = OpAccessChain %pu %b_deltas %u0 %wg",
-        "%d = OpLoad %uint %dp",
+        *_delta_load(dbits),
         "%selp = OpAccessChain %pu %b_sel %u0 %u0",
         "%s0 = OpLoad %uint %selp",
         "%dsp = OpAccessChain %pu %b_dsel %u0 %wg",
@@ -214,13 +270,23 @@ def _main(t: str, width: int, nw: int, cl: list[int], rt: str, sg: int, small: s
     variants = []
     for c in [0, *cl]:
         variants.append((c * KEY_STRIDE, f"{c}", c, "%d"))
-        for k, d in enumerate(const_deltas(sg, c), start=1):
-            variants.append((c * KEY_STRIDE + k, f"{c}k{k}", c, _cref(delta_constant(d), small)))
+        for k, d in enumerate(const_deltas(sg, c, dbits), start=1):
+            dop = _cref(delta_constant(d), small) if dbits == 32 else f"%dd{d % (1 << dbits)}"
+            variants.append((c * KEY_STRIDE + k, f"{c}k{k}", c, dop))
     targets = " ".join(f"{key} %blk{sfx}" for key, sfx, _, _ in variants)
+    if nonuniform:  # only invocations with local id % 3 != 2 take the switch (a non-uniform branch)
+        L += [
+            "%nl = OpLoad %uint %sglid",
+            "%nm = OpUMod %uint %nl %u3",
+            "%nr = OpINotEqual %bool %nm %u2",
+            "OpSelectionMerge %after None",
+            "OpBranchConditional %nr %go %after",
+            "%go = OpLabel",
+        ]
     L += ["OpSelectionMerge %merge None", f"OpSwitch %key %dflt {targets}"]
     phi = []
     for _, sfx, c, dop in variants:
-        cs = f" %u{c}" if c else ""
+        cs = (f" %u{c}" if dbits == 32 else f" %kc{c}") if c else ""
         L += [
             f"%blk{sfx} = OpLabel",
             f"%r{sfx} = OpGroupNonUniformRotateKHR {rt} %scope_sg {val} {dop}{cs}",
@@ -228,7 +294,11 @@ def _main(t: str, width: int, nw: int, cl: list[int], rt: str, sg: int, small: s
         ]
         phi.append(f"%r{sfx} %blk{sfx}")
     L += ["%dflt = OpLabel", "OpBranch %merge", "%merge = OpLabel"]
-    L.append(f"%r = OpPhi {rt} {' '.join(phi)} {val} %dflt")
+    if nonuniform:
+        L.append(f"%rs = OpPhi {rt} {' '.join(phi)} {val} %dflt")
+        L += ["OpBranch %after", "%after = OpLabel", f"%r = OpPhi {rt} %rs %merge {val} %entry"]
+    else:
+        L.append(f"%r = OpPhi {rt} {' '.join(phi)} {val} %dflt")
     for k in range(width):
         x = f"c{k}"
         rk = "%r"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from cts.check import Verdict, compare
@@ -30,8 +31,15 @@ NP = {
     "si8": np.int8,
     "ui8": np.uint8,
     "i32": np.int32,
+    # gpu.rotate values only (cts.families.mlir.GPU_ROTATE_TYPES); i1 is held as i32 0 / 1
+    "i8": np.int8,
+    "i16": np.int16,
+    "i64": np.int64,
+    "bf16": ml_dtypes.bfloat16,
+    "i1": np.int32,
 }
 ETYPE = {"f16": "f16", "f32": "f32", "f64": "f64", "si8": "i8", "ui8": "u8", "i32": "i32"}
+ETYPE.update({"i8": "i8", "i16": "i16", "i64": "i64", "bf16": "bf16", "i1": "i32"})
 SENTINEL = {"f16": -7.0, "f32": -7.0, "f64": -7.0, "i32": -7, "si8": -7, "ui8": 7}
 
 
@@ -83,7 +91,9 @@ def _verdict(
     t = etype(ETYPE[elem])
     e3 = np.asarray(exp).reshape(exp.shape[0], -1, exp.shape[-1]) if exp.ndim > 1 else exp[None, None]
     a3 = np.asarray(act).reshape(e3.shape)
-    eb, ab = t.encode(e3.astype(np.float64)), t.encode(a3.astype(np.float64))
+    wide = np.float64 if t.is_float else np.int64  # int64 keeps every bit of an i64
+    with np.errstate(invalid="ignore"):  # a signalling NaN widens quietly (any NaN matches a NaN)
+        eb, ab = t.encode(e3.astype(wide)), t.encode(a3.astype(wide))
     if ok is None:
         ok = eb == ab
     else:
@@ -211,26 +221,149 @@ def _ew_operands(case, rng, shape):
 
 
 def _elementwise(case, backend, rng):
-    M, N = case.tag_shape("COp")
-    op, e = case.optype, case.elem
+    M, N = case.tag_shape(case.tag or "COp")
+    op = case.optype
     arity = ref.ELEMENTWISE[op][0]
     prog = case_program(case)
-    res_e = prog.buffers["D"].elem
-    xs = _ew_operands(case, rng, (SUBGROUPS, M, N))[:arity]
+    res_e = prog.buffers["ER" if "ER" in prog.buffers else "D"].elem
+    if case.data:
+        xs = _ew_special(case, rng, (SUBGROUPS, M, N))
+    else:
+        xs = _ew_operands(case, rng, (SUBGROUPS, M, N))[:arity]
     bufs = {f"X{i}": x.reshape(SUBGROUPS, -1) for i, x in enumerate(xs)}
-    bufs["D"] = _zeros(prog, "D")
-    got = _run(backend, case, prog, bufs)["D"].reshape(SUBGROUPS, M, N)
-    exact = ref.elementwise(op, [x.astype(np.float64 if e != "i32" else np.int64) for x in xs], res_e)
-    t = etype(ETYPE[res_e])
-    exp = t.round(exact) if t.is_float else exact
-    ok = None
-    notes = []
-    if op == "divf":  # 2.5 ulp (OpenCL / Vulkan division accuracy)
-        err = np.abs(got.astype(np.float64) - exact)
-        ok = err <= 2.5 * t.ulp(exact)
-        notes.append("divf: accepted within 2.5 ulp of the exact quotient")
-    v = _verdict(case, exp, got, res_e, ok=ok, notes=notes, hint=lambda s, i, j: f"{op} element ({i},{j})")
+    bufs.update({k: _zeros(prog, k) for k in prog.buffers if k not in bufs})
+    out = _run(backend, case, prog, bufs)
+    if "ER" in out:  # A / B result: judged slot by slot through extract_thread_local
+        xs = _extracted_operands(case, xs, out, arity)
+        got = out["ER"].reshape(SUBGROUPS, -1, N)
+        where_ = "thread-local slot"
+    else:
+        got = out["D"].reshape(SUBGROUPS, M, N)
+        where_ = "element"
+    exp, ok, notes = _ew_expect(case, xs, got, res_e)
+    v = _verdict(case, exp, got, res_e, ok=ok, notes=notes, hint=lambda s, i, j: f"{op} {where_} ({i},{j})")
     return MlirResult(v, {"x": xs}, exp, got)
+
+
+def _extracted_operands(case, xs, out, arity):
+    """The operands as each lane extracted them (the result's layout), after
+    checking that every operand's extraction holds exactly its elements (a
+    permutation of the loaded matrix, bit for bit)."""
+    N = xs[0].shape[-1]
+    t = etype(ETYPE[case.elem])
+    wide = np.float64 if t.is_float else np.int64
+    got = []
+    for i in range(arity):
+        ex = out[f"EX{i}"].reshape(SUBGROUPS, -1)
+        for p in range(SUBGROUPS):
+            a = np.sort(t.encode(ex[p].astype(wide)))
+            b = np.sort(t.encode(xs[i][p].reshape(-1).astype(wide)))
+            if not np.array_equal(a, b):
+                raise CaseError(
+                    f"subgroup {p}: extract_thread_local of operand {i} ({case.tag}) does not hold the loaded "
+                    "matrix's elements (each exactly once): the result cannot be judged slot by slot"
+                )
+        got.append(ex.reshape(SUBGROUPS, -1, N).astype(xs[i].dtype))
+    return got
+
+
+def _ew_expect(case, xs, got, res_e):
+    """Expected values and the acceptance mask of an elementwise result: the
+    exact data (every value exact but divf, 2.5 ulp), or a special tier
+    under reference.mlir.ELEMENTWISE_RULES (NaN matches NaN; a subnormal
+    input or result flushed to a zero of its sign is accepted and noted)."""
+    op = case.optype
+    t = etype(ETYPE[res_e])
+    notes = []
+    if ref.ELEMENTWISE[op][1] == "i":
+        exact = ref.elementwise(op, [x.astype(np.int64) for x in xs], res_e)
+        return exact, None, notes
+    if not case.data:
+        exact = ref.elementwise(op, [x.astype(np.float64) for x in xs], res_e)
+        exp = t.round(exact)
+        if op != "divf":
+            return exp, None, notes
+        err = np.abs(got.astype(np.float64) - exact)
+        notes.append("divf: accepted within 2.5 ulp of the exact quotient")
+        return exp, err <= 2.5 * t.ulp(exact), notes
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN and infinities are the data here
+        return _ew_expect_special(case, xs, got, t, notes)
+
+
+def _ew_expect_special(case, xs, got, t, notes):
+    op, e = case.optype, case.elem
+    t_in = etype(ETYPE[e])
+    ins = [x.astype(np.float64) for x in xs]
+    flushed = [ref.flush_subnormals(x, t_in.tiny) for x in ins]
+    exact = ref.elementwise_special(op, ins)
+    cands = [t.round(exact), t.round(ref.elementwise_special(op, flushed))]
+    cands += [ref.flush_subnormals(c, t.tiny) for c in cands]
+    g = got.astype(np.float64)
+    gb = t.encode(g)
+    ok_exact = ref.same_bits(t.encode(cands[0]), gb, np.isnan(cands[0]), np.isnan(g))
+    if op == "divf":  # finite non-zero quotients: 2.5 ulp
+        fin = np.isfinite(exact) & (exact != 0) & np.isfinite(g)
+        ok_exact |= fin & (np.abs(g - exact) <= 2.5 * t.ulp(exact))
+    ok = ok_exact.copy()
+    for c in cands[1:]:
+        ok |= ref.same_bits(t.encode(c), gb, np.isnan(c), np.isnan(g))
+    flush = int(np.count_nonzero(ok & ~ok_exact))
+    notes.append(f"{op} on {case.data} data: {ref.ELEMENTWISE_RULES[op]}")
+    if flush:
+        notes.append(f"{flush} results match only with subnormals flushed to a zero of their sign (allowed)")
+    return cands[0], ok, notes
+
+
+# special operand values of each tier, per float type (built from the type's limits)
+def _tier_pool(tier: str, t) -> list[float]:
+    sub, tiny, big = t.denorm_min, t.tiny, t.max_finite
+    if tier == "nan":
+        return [np.nan, -np.nan, 1.5, -2.25, 0.0, -0.0, np.inf, -np.inf]
+    if tier == "zero":
+        return [0.0, -0.0, 1.0, -1.0, 0.75, -3.5]
+    if tier == "inf":
+        return [np.inf, -np.inf, 0.0, -0.0, 2.0, -0.5, big, -big]
+    return [sub, -sub, 3 * sub, -tiny / 2, tiny, -tiny, 1.5 * tiny, 0.5, -2.0, 0.0, -0.0]
+
+
+def _ew_special(case, rng, shape):
+    """Operands of a special tier: every pair of the tier's values (and
+    their permutations over the elements), the rest drawn from them.  NaNs
+    carry payloads (quiet and signalling bit patterns, low payload bits that
+    a careless narrowing would drop).  extf reads f16 values of the tier;
+    truncf f32 values at the edges of f16 (beyond its range, in its
+    subnormal range, ties)."""
+    op, e = case.optype, case.elem
+    arity = ref.ELEMENTWISE[op][0]
+    t = etype(ETYPE[e])
+    if op == "truncf":  # f32 values seen from f16
+        t16 = etype("f16")
+        pool = _tier_pool(case.data, t16)
+        pool += {
+            "inf": [65504.0, 65519.0, 65520.0, -65520.0, 1e6],
+            "zero": [2.0**-26, -(2.0**-26), 2.0**-25, 1e-30],
+            "subnormal": [3 * 2.0**-25, 2.0**-20 + 2.0**-30, -(2.0**-15), 2.0**-14 - 2.0**-25],
+            "nan": [],
+        }[case.data]
+    else:
+        pool = _tier_pool(case.data, t)
+    vals = np.array(pool, dtype=np.float64).astype(NP[e])
+    if case.data == "nan":  # NaN payloads: the low bits only (a narrowing must keep it a NaN) and signalling
+        ub = {2: np.uint16, 4: np.uint32, 8: np.uint64}[vals.itemsize]
+        exp_all = ((1 << t.exp_bits) - 1) << t.man_bits
+        extra = np.array(
+            [exp_all | 1, exp_all | (1 << (t.man_bits - 1)) | 5, (1 << (t.bits - 1)) | exp_all | 2]
+        )
+        vals = np.concatenate([vals, extra.astype(ub).view(NP[e])])
+    total = int(np.prod(shape))
+    k = len(vals)
+    if arity == 2:
+        pairs = np.stack(np.meshgrid(np.arange(k), np.arange(k), indexing="ij"), -1).reshape(-1, 2)
+        idx = np.concatenate([pairs, rng.integers(0, k, size=(max(0, total - len(pairs)), 2))])
+        idx = idx[rng.permutation(len(idx))[:total]] if len(idx) > total else idx[rng.permutation(total)]
+        return [vals[idx[:, 0]].reshape(shape), vals[idx[:, 1]].reshape(shape)]
+    idx = np.concatenate([np.arange(k), rng.integers(0, k, size=max(0, total - k))])[:total]
+    return [vals[rng.permutation(idx)].reshape(shape)]
 
 
 def _map_or_fail(ext: np.ndarray, logical: np.ndarray, what: str) -> np.ndarray:
@@ -281,7 +414,7 @@ def _gpu_rotate(case, backend, rng):
     component comes from the source lane; lanes >= width are poison, only
     their valid flag (false) is checked."""
     S, e, V = case.sg, case.elem, max(case.vec, 1)
-    vals = _distinct(rng, e if e != "i32" else "f32", (SUBGROUPS, S, V)).astype(NP[e])
+    vals = _rotate_values(rng, e, (SUBGROUPS, S, V))
     prog = case_program(case)
     bufs = {
         "IN": vals.reshape(SUBGROUPS, S * V),
@@ -289,14 +422,15 @@ def _gpu_rotate(case, backend, rng):
         "VALID": np.full((SUBGROUPS, S), 7, np.int32),
     }
     out = _run(backend, case, prog, bufs)
-    exp = np.empty((SUBGROUPS, S, V))
+    t = etype(ETYPE[e])
+    wide = np.float64 if t.is_float else np.int64  # every bit of an i64 / f64
+    exp = np.empty((SUBGROUPS, S, V), dtype=wide)
     valid_exp = None
     for p in range(SUBGROUPS):
-        exp[p], valid_exp = ref.gpu_rotate_expected(vals[p].astype(np.float64), case.offset, case.width)
+        exp[p], valid_exp = ref.gpu_rotate_expected(vals[p].astype(wide), case.offset, case.width)
     got = out["OUT"].reshape(SUBGROUPS, S, V)
     valid = out["VALID"]
-    t = etype(ETYPE[e])
-    ok = (t.encode(exp) == t.encode(got.astype(np.float64))) | ~valid_exp[None, :, None]
+    ok = (t.encode(exp) == t.encode(got.astype(wide))) | ~valid_exp[None, :, None]
     ok &= ((valid != 0) == valid_exp[None, :])[:, :, None]
     ok &= ((valid == 0) | (valid == 1))[:, :, None]
 
@@ -317,6 +451,29 @@ def _gpu_rotate(case, backend, rng):
     )
     v.notes.append(f"lanes >= width {case.width} hold poison: only their valid flag (false) is checked")
     return MlirResult(v, {"IN": vals}, exp, got)
+
+
+def _rotate_values(rng, e: str, shape) -> np.ndarray:
+    """Per-lane values of a gpu.rotate case, distinct within each subgroup
+    where the type has room: 8-bit a permutation, i16 / bf16 / f16 from
+    pools of exactly representable values, i64 / f64 with random high and
+    low words (a value that keeps its own high word shows), i1 random bits."""
+    P, n = shape[0], int(np.prod(shape[1:]))
+    if e == "i1":
+        return rng.integers(0, 2, size=shape).astype(np.int32)
+    if e in ("i8", "i16", "bf16"):
+        size, shift = {"i8": (256, -128), "i16": (65536, -32768), "bf16": (256, -128)}[e]
+        perms = rng.permuted(np.broadcast_to(np.arange(size), (P, size)), axis=1)
+        return (perms[:, :n] + shift).reshape(shape).astype(NP[e])
+    if e in ("i64", "f64"):
+        while True:
+            bits = rng.integers(0, 1 << 62, size=shape, dtype=np.int64).view(np.uint64) << np.uint64(1)
+            if e == "f64":  # finite: exponent field neither all ones nor all zeros
+                bits = (bits & np.uint64(0x800FFFFFFFFFFFFF)) | np.uint64(0x3FF0000000000000)
+            flat = bits.reshape(P, n)
+            if all(len(np.unique(r)) == n for r in flat):
+                return bits.view(np.int64 if e == "i64" else np.float64)
+    return _distinct(rng, e if e != "i32" else "f32", shape).astype(NP[e])
 
 
 def _mma_rotate(case, backend, rng):

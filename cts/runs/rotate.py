@@ -33,7 +33,7 @@ import numpy as np
 
 from cts.check import Verdict, compare
 from cts.errors import CaseError
-from cts.families.rotate import Launch, rotate_launches
+from cts.families.rotate import Launch, nonuniform_active, rotate_launches
 from reference.data import case_rng
 from reference.dtypes import etype
 from reference.rotate import rotation_sources
@@ -228,23 +228,40 @@ def _readonly(*arrays: np.ndarray) -> None:
         a.flags.writeable = False
 
 
-def _launch_reference(cluster: int, rule: str, G: int, L: int, d: np.ndarray, sg_id, sg_lid, sg_size, sg_max):
+def _launch_reference(
+    cluster: int, rule: str, G: int, L: int, d: np.ndarray, sg_id, sg_lid, sg_size, sg_max, bits=32, flow=""
+):
     """The reference's sources of one launch from the subgroup map the
     device reported ((G, L) each): index among the launch's work-items (-1
-    where none), checked, source local id, each (G * L,)."""
-    return rotation_sources(
+    where none), checked, source local id, each (G * L,).  ``flow``
+    "nonuniform": lanes outside the branch (cts.families.rotate.
+    nonuniform_active) are checked to keep their own value (the kernel's
+    else path); lanes inside it whose source is outside are not checked."""
+    lid = sg_lid.reshape(-1)
+    active = nonuniform_active(lid) if flow == "nonuniform" else None
+    idx, checked, src = rotation_sources(
         (np.arange(G)[:, None] * L + sg_id).reshape(-1),
-        sg_lid.reshape(-1),
+        lid,
         sg_size.reshape(-1),
         sg_max.reshape(-1),
         np.repeat(d, L),
         cluster or None,
         rule,
+        bits,
+        active,
     )
+    if active is not None:
+        own = ~active
+        idx = np.where(own, np.arange(lid.size), idx)
+        checked = checked | own
+        src = np.where(own, lid, src)
+    return idx, checked, src
 
 
 @lru_cache(maxsize=512)
-def _plan(sg: int, cluster: int, rule: str, launches: tuple[Launch, ...]) -> _Plan:
+def _plan(
+    sg: int, cluster: int, rule: str, launches: tuple[Launch, ...], bits: int = 32, flow: str = ""
+) -> _Plan:
     deltas, const, base, maps, idx, checked, src, notes = [], [], [0], [], [], [], [], []
     for ln in launches:
         G, L = ln.groups, ln.local
@@ -254,7 +271,7 @@ def _plan(sg: int, cluster: int, rule: str, launches: tuple[Launch, ...]) -> _Pl
         usual = (lid // sg, lid % sg, np.minimum(sg, L - (lid // sg) * sg))
         _readonly(d, c, *usual)
         sid, slid, size = (np.broadcast_to(x, (G, L)) for x in usual)
-        i, ok, s = _launch_reference(cluster, rule, G, L, d, sid, slid, size, np.full((G, L), sg))
+        i, ok, s = _launch_reference(cluster, rule, G, L, d, sid, slid, size, np.full((G, L), sg), bits, flow)
         idx.append(np.where(ok, i + base[-1], -1))
         checked.append(ok)
         src.append(s)
@@ -371,6 +388,8 @@ def _sources(case, plan: _Plan, recs: list[dict]) -> tuple[np.ndarray, np.ndarra
                 r["sg_lid"],
                 r["sg_size"],
                 r["sg_max"],
+                case.dbits,
+                case.flow,
             )
             index[lo:hi] = np.where(checked[lo:hi], x + lo, n)
     return index, checked, src
@@ -378,7 +397,7 @@ def _sources(case, plan: _Plan, recs: list[dict]) -> tuple[np.ndarray, np.ndarra
 
 def run_rotate(case, backend, seed: int) -> RotateResult:
     rng = case_rng(seed, f"{case.family}[{case.id}]")
-    plan = _plan(case.sg, case.cluster, case.rule, tuple(rotate_launches(case)))
+    plan = _plan(case.sg, case.cluster, case.rule, tuple(rotate_launches(case)), case.dbits, case.flow)
     vals, recs = _run_launches(case, backend, rng, plan)
     W, base, n = case.width, plan.base, plan.base[-1]
     flat = np.empty((n + 1, W), dtype=np.uint64)  # every launch's values, one after the other, and a 0 row
