@@ -31,7 +31,18 @@ def _vk_cases(name, muladd_only=False):
     # one module per kernel source: tiers share it
     seen, out = set(), []
     for c in cs:
-        key = (c.op, c.mat, c.entry, c.to, c.layout, c.stride, c.mem, c.mode, c.var, c.op == "convert" and c.tier)
+        key = (
+            c.op,
+            c.mat,
+            c.entry,
+            c.to,
+            c.layout,
+            c.stride,
+            c.mem,
+            c.mode,
+            c.var,
+            c.op == "convert" and c.tier,
+        )
         if key not in seen:
             seen.add(key)
             out.append((c, p.subgroup_size))
