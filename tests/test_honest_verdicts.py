@@ -124,3 +124,35 @@ def test_a_toolchain_refusal_is_reported_apart_from_device_verdicts_and_harness_
     html = html_report(rows)
     assert "Toolchain verdicts: the compiler refused, not device verdicts (1)" in html
     assert "Harness errors: not device verdicts (1)" in html
+
+
+def test_an_expectations_entry_never_turns_a_harness_error_into_xfailed(tmp_path):
+    """An entry expects a device verdict; the same cases with a host tool
+    missing are harness errors whatever the entry says (an xfail of any
+    exception would hide what the suite could not judge), while a failed
+    check under the entry is xfailed."""
+    empty = tmp_path / "no-tools"
+    empty.mkdir()
+    exp = tmp_path / "exp.txt"
+    exp.write_text("spirv_intel_mma[*]  fail  a known device failure\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CTS_"))}
+    base = [
+        sys.executable, "-m", "pytest", "cases/test_spirv_intel_mma.py", "-q", "-p", "no:xdist",
+        "-p", "no:cacheprovider", "-k", PICK, "--expectations", str(exp), "--no-report",
+    ]  # fmt: skip
+    p = subprocess.run(
+        base,
+        cwd=ROOT,
+        env={**env, "CTS_SPIRV_TOOLS": str(empty)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    last = p.stdout.strip().splitlines()[-1]
+    assert p.returncode == 1 and " errors" in last and "xfailed" not in last, p.stdout[-2000:]
+    q = subprocess.run(
+        [*base, "--emulator-fault", "spirv_n_gt_k_as_n_lt_k"], cwd=ROOT, env=env, capture_output=True,
+        text=True, timeout=300,
+    )  # fmt: skip
+    last = q.stdout.strip().splitlines()[-1]
+    assert "xfailed" in last and " error" not in last and " failed" not in last, q.stdout[-2000:]

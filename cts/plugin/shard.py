@@ -27,10 +27,15 @@ from pathlib import Path
 
 import pytest
 
+from cts.errors import CaseError
 from cts.report.expectations import Entry, load_expectations, match
 from cts.report.record import read_record
 
-__all__ = ["parse_shard", "shard_of", "resumed_runs", "shard_prefilter"]
+__all__ = ["parse_shard", "shard_of", "resumed_runs", "shard_prefilter", "DEVICE_VERDICTS"]
+
+# the exceptions of a device verdict (a failed check, an assertion of a conformance test, the
+# driver refusing or failing a case): what an expectations entry may turn into ``xfailed``
+DEVICE_VERDICTS = (AssertionError, CaseError, pytest.fail.Exception)
 
 _ENTRIES = pytest.StashKey[list]()
 _ELSEWHERE = pytest.StashKey[list]()  # names of the cases left to other shards (for stale expectations)
@@ -221,7 +226,9 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         if e.kind == "skip":
             item.add_marker(pytest.mark.skip(reason=why))
         else:
-            item.add_marker(pytest.mark.xfail(reason=why, strict=False))
+            # only a device verdict can be the expected failure: a harness error or a toolchain
+            # verdict under an entry stays an error (an entry must not hide what the suite could not judge)
+            item.add_marker(pytest.mark.xfail(reason=why, strict=False, raises=DEVICE_VERDICTS))
     for e in entries:
         if (
             e not in used

@@ -20,7 +20,7 @@ timeout 60 python3 scripts/vulkan_facts.py "$OUT" > "$OUT/facts.log" 2>&1; echo 
 for b in vulkan cuda; do
   s=$(date +%s)
   timeout 280 python3 -m pytest cases/test_mlir_mma.py --backend $b -p no:cacheprovider -q -rs -n 8 \
-    $([ $b = vulkan ] && echo --expectations expectations/mlir-22-vulkan.txt) --report-dir "$OUT/$b" > "$OUT/$b.log" 2>&1
+    --expectations expectations/mlir-22-$b.txt --report-dir "$OUT/$b" > "$OUT/$b.log" 2>&1
   echo "$b rc=$? $(( $(date +%s) - s )) s: $(tail -1 "$OUT/$b.log")"
 done
 grep -h "FAILED\|^ERROR" "$OUT"/vulkan.log "$OUT"/cuda.log | head -30
