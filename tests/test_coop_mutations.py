@@ -92,6 +92,7 @@ KHR_FAULTS = {
     "coop_cross_sign_from_a": ("u8_i8_", "i8_u8_"),
     "coop_varptr_other": ("-varptr-",),
     "coop_convert_nan_zero": ("-special",),
+    "coop_convert_zero_sign_lost": ("-special",),
     "coop_f16_bf16_bits_copied": ("f16_to_bf16", "bf16_to_f16"),
 }
 
