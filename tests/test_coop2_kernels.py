@@ -72,7 +72,7 @@ def test_full_device_runs_every_case_its_types_allow():
     b = _device()
     got = {c.id: b.unsupported(c) for c in CASES}
     assert all(_type_gap(r) for r in got.values()), [(i, r) for i, r in got.items() if not _type_gap(r)]
-    assert sum(r is None for r in got.values()) >= 133  # of 162
+    assert sum(r is None for r in got.values()) >= 153  # of 204 (the space grew since the bound was set)
 
 
 def test_bf16_feature_is_named():

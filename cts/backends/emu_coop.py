@@ -68,6 +68,7 @@ COOP_FAULTS: dict[str, str] = {
     "coop_varptr_other": "an OpSelect of two pointers takes the other one",
     "coop_convert_nan_zero": "a float conversion turns NaN into 0",
     "coop_f16_bf16_bits_copied": "an f16 <-> bf16 conversion copies the 16 bits",
+    "coop_convert_zero_sign_lost": "a float conversion turns -0 into +0",
 }
 
 # faults of the KHR axes that only the Vulkan form enumerates (cts.families.coop.VARIANTS)
@@ -78,7 +79,7 @@ VK_AXIS_FAULTS = frozenset(
         "nontemporal_zero aligned_shift avail_last_row_lost composite_first null_not_zero "
         "func_param_c_dropped array_element0 struct_member_stale acc_colmajor_as_row "
         "muladd_stride0_tight wg_subgroups_share required_size_half varptr_other convert_nan_zero "
-        "f16_bf16_bits_copied"
+        "f16_bf16_bits_copied convert_zero_sign_lost"
     ).split()
 )
 
@@ -248,6 +249,8 @@ class CoopEmulation:
         if dst in _FLOATS:
             if src in _FLOATS and "coop_convert_nan_zero" in self.faults:
                 x = np.where(np.isnan(x), 0.0, x)
+            if src in _FLOATS and "coop_convert_zero_sign_lost" in self.faults:
+                x = np.where(x == 0, 0.0, x)
             return x.astype(np.float64)
         if src in _FLOATS:
             v = np.rint(x) if "coop_ftoi_rounds" in self.faults else np.trunc(x)

@@ -26,6 +26,7 @@ COOP2_FAULTS: dict[str, str] = {
     "coop2_reduce_resize_first_only": "ReduceNV to a Result of another shape: only its first row/column is written",
     "coop2_perelem_row_col_swapped": "PerElementOpNV: Func gets (col, row) instead of (row, col)",
     "coop2_perelem_extra_dropped": "PerElementOpNV: extra operands passed as zero",
+    "coop2_convert_acc_a_transposed": "Accumulator -> A conversion reads the accumulator column by column",
     "coop2_convert_acc_b_transposed": "Accumulator -> B conversion reads the accumulator column by column",
     "coop2_transpose_missing": "TransposeNV: elements keep their row-major order (no transpose)",
     "coop2_tensor_span_outer_first": "tensor layout: the linear index is split into span coordinates from dim 0",
@@ -34,8 +35,10 @@ COOP2_FAULTS: dict[str, str] = {
     "coop2_clamp_mirror_as_repeat": "clamp mode RepeatMirrored computed as Repeat",
     "coop2_clamp_const_zero": "clamp mode Constant loads 0 instead of the clamp value",
     "coop2_clamp_edge_as_mirror": "clamp mode ClampToEdge computed as RepeatMirrored",
+    "coop2_clamp_repeat_as_edge": "clamp mode Repeat computed as ClampToEdge",
     "coop2_store_oob_clamped": "StoreTensorNV: out-of-bounds elements stored at the clamped edge, not discarded",
     "coop2_view_clip_zeroes": "tensor view clip: clipped loads give 0 instead of the Object's element",
+    "coop2_store_clip_ignored": "tensor view clip ignored by StoreTensorNV (every element stored)",
     "coop2_view_perm_ignored": "tensor view: the permutation is ignored",
     "coop2_view_stride_ignored": "tensor view: its own strides ignored (span strides used)",
     "coop2_decode_inblock_reversed": "DecodeFunc: coordInBlock passed in reversed dimension order",
@@ -164,7 +167,7 @@ class Coop2Emulation:
             for j in range(oC):
                 if case.variant == "transpose" and not self._c2_has("coop2_transpose_missing"):
                     res[:, i, j] = x[:, j, i]
-                elif case.variant == "acc_b" and self._c2_has("coop2_convert_acc_b_transposed"):
+                elif self._c2_has(f"coop2_convert_{case.variant}_transposed"):
                     k = i * oC + j  # the elements taken in column-major order
                     res[:, i, j] = x[:, k % R, k // R]
                 else:
@@ -216,6 +219,8 @@ class Coop2Emulation:
         D = plan.dim
         if vw is not None:
             ro, rs, co, cs = vw["clip"]
+            if plan.store and self._c2_has("coop2_store_clip_ignored"):
+                ro, rs, co, cs = 0, 1 << 32, 0, 1 << 32
             if not (ro <= r < ro + rs and co <= c < co + cs):
                 return ("skip",)
             k = (r - ro) * min(cols, cs) + (c - co)
@@ -251,6 +256,8 @@ class Coop2Emulation:
                     mode = "mirror"
                 if mode == "mirror" and self._c2_has("coop2_clamp_mirror_as_repeat"):
                     mode = "repeat"
+                elif mode == "repeat" and self._c2_has("coop2_clamp_repeat_as_edge"):
+                    mode = "edge"
                 if mode == "const":
                     return ("const",)
                 if mode == "edge":

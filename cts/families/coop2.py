@@ -308,11 +308,25 @@ def _reduce_cases(entries, props, sg):
     return out
 
 
+def _perelem_exact(m: _Type) -> bool:
+    """Func's results (|x * 3| + row*C + col, below R*C + 16) and its converted
+    index (row*C + col) are exact in the type: a float type holds every integer
+    up to 2**precision, and above that a device that rounds the converted index
+    and then the sum (two roundings, both correct) differs from the reference's
+    one rounding of the exact value (bf16 16x32: bf16(bf16(511) + 3) = 516,
+    bf16(514) = 512)."""
+    et = etype(m.t)
+    return not et.is_float or m.rows * m.cols + 16 <= 2**et.precision
+
+
 def _perelem_cases(entries, sg):
-    mats = _acc_types(entries)
-    a = next((e for e in entries if e.scope == "subgroup" and etype(e.A).is_float), None)
+    """Per-element ops on each accumulator type and the first float A type
+    whose Func results are exact (:func:`_perelem_exact`)."""
+    mats = [m for m in _acc_types(entries) if _perelem_exact(m)]
+    a_types = (_Type("A", e.M, e.K, e.A) for e in entries if e.scope == "subgroup" and etype(e.A).is_float)
+    a = next((m for m in a_types if _perelem_exact(m)), None)
     if a is not None:
-        mats.append(_Type("A", a.M, a.K, a.A))
+        mats.append(a)
     return [
         Coop2Case("perelem", v, m.use, m.rows, m.cols, m.t, sg=sg)
         for m in mats

@@ -153,11 +153,13 @@ def _exact_verdict(exp_bits, act_bits, t: ElemType, rule="E") -> Verdict:
     return compare(e, a, t, ok, rule if t.is_float else "I", _nowhere)
 
 
-def _range_verdict(lo, hi, act_bits, t: ElemType, rule: str) -> Verdict:
+def _range_verdict(lo, hi, act_bits, t: ElemType, rule: str, zero_sign: bool = False) -> Verdict:
     a = np.asarray(act_bits).astype(np.uint64) & np.uint64(t.mask)
     av = t.decode(a)
     with np.errstate(invalid="ignore"):
         ok = ((av >= lo) & (av <= hi)) | (np.isnan(lo) & np.isnan(av))
+        if zero_sign:  # SignedZeroInfNanPreserve: an exact zero keeps its sign
+            ok &= (lo != 0) | (hi != 0) | (np.signbit(lo) == np.signbit(av))
         err = np.where(np.isfinite(av) & np.isfinite(lo), np.maximum(lo - av, av - hi).clip(0), 0.0)
     return compare(t.encode(lo), a, t, ok, rule, _nowhere, error=err, bound=np.zeros_like(err))
 
@@ -276,7 +278,7 @@ def _matrix_op(case: CoopCase, backend, rng, S, profile) -> RunResult:
         lo, hi = rc.convert_accept(x, t, d)
         act = got["out"].reshape(shape)
         if d.is_float:
-            v = _range_verdict(lo, hi, act, d, "C")
+            v = _range_verdict(lo, hi, act, d, "C", zero_sign=case.tier == "special")
         else:
             v = _exact_verdict(_bits(lo, d), act, d)
         return _wrap(v, bufs, _bits(lo, d), act)

@@ -28,7 +28,7 @@ from cts.families.coop2 import PERELEM_SCALAR, Coop2Case, clamp_bits, fill_value
 from cts.runs.intel import RunResult
 from reference import coop2 as rc2
 from reference.data import case_rng
-from reference.dtypes import ElemType, etype
+from reference.dtypes import etype
 
 __all__ = ["run_coop2", "row_len", "storage", "to_bits", "WORKGROUPS"]
 
@@ -87,7 +87,7 @@ def _wrap(v: Verdict, inputs: dict, exp, act) -> RunResult:
     return RunResult(v, inputs, exp, act)
 
 
-def layout_of(plan, t: str):
+def layout_of(plan):
     """The reference's reading of a plan's layout and view instructions."""
     lay = rc2.create_layout(plan.dim, plan.clamp)
     for op, *args in plan.layout:
@@ -113,11 +113,6 @@ def layout_of(plan, t: str):
         elif op == "clip":
             view = view.set_clip(*args)
     return lay, view
-
-
-def _values(bits: np.ndarray, t: str) -> np.ndarray:
-    et: ElemType = etype(t)
-    return et.decode(bits.astype(np.uint64)) if et.is_float else bits.astype(np.int64)
 
 
 def run_coop2(case: Coop2Case, backend, seed: int) -> RunResult:
@@ -194,7 +189,7 @@ def run_coop2(case: Coop2Case, backend, seed: int) -> RunResult:
 def _tensor(case: Coop2Case, backend, rng, S) -> RunResult:
     R, C, t = case.rows, case.cols, case.t
     plan = tensor_plan(case, clamp_bits(t))
-    lay, view = layout_of(plan, t)
+    lay, view = layout_of(plan)
     idx, block, inblk = rc2.tensor_addresses(lay, R, C, store=plan.store, v=view)
     if case.op == "decode":
         words = rng.integers(0, 1 << 32, size=(S, plan.size), dtype=np.uint64).astype(np.uint32)
