@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import struct
 
-from cts.errors import Unsupported
+from cts.errors import HarnessError
 from cts.families.coop import CoopCase, case_comp, case_stride, region_len
 
 __all__ = [
@@ -273,8 +273,8 @@ def patch(case: CoopCase, dis: str) -> str:
             r"(OpCooperativeMatrixLoadKHR %\d+ %\d+ %\d+ %\d+) None", rf"\1 {operand}", dis, count=1
         )
         if n != 1:
-            raise Unsupported(
-                f"not realized by the suite: no Load to carry {operand} in the generated module"
+            raise HarnessError(
+                f"suite defect: the module patch failed: no Load to carry {operand} in the generated module"
             )
         return new
     if case.op == "splat" and case.mode == "null":
@@ -285,8 +285,8 @@ def patch(case: CoopCase, dis: str) -> str:
             dis,
         )
         if "OpConstantNull" not in new:
-            raise Unsupported(
-                "not realized by the suite: glslang wrote no matrix constant to make OpConstantNull"
+            raise HarnessError(
+                "suite defect: the module patch failed: glslang wrote no matrix constant to make OpConstantNull"
             )
         return new
     if case.var == "composite":
@@ -308,7 +308,9 @@ def _preserve_inf_nan(case: CoopCase, dis: str) -> str:
     main = re.search(r"OpEntryPoint GLCompute %(\d+)", dis)
     local = re.search(r"^\s*OpExecutionMode %\d+ LocalSize[^\n]*$", dis, re.M)
     if not (main and local):
-        raise Unsupported("not realized by the suite: no entry point to carry SignedZeroInfNanPreserve")
+        raise HarnessError(
+            "suite defect: the module patch failed: no entry point to carry SignedZeroInfNanPreserve"
+        )
     widths = sorted({etype(case.mat.t).bits, etype(case.to).bits})
     modes = "".join(f"\nOpExecutionMode %{main[1]} SignedZeroInfNanPreserve {w}" for w in widths)
     dis = dis.replace(local[0], local[0] + modes, 1)
@@ -323,8 +325,8 @@ def _bf16_convert(dis: str) -> str:
     new, n = re.subn(r"= OpTypeInt 16 1\n", "= OpTypeFloat 16 BFloat16KHR\n", dis)
     new, k = re.subn(r"= OpConvert(FToS|SToF) ", "= OpFConvert ", new)
     if n != 1 or k != 1:
-        raise Unsupported(
-            "not realized by the suite: the f16 <-> bf16 kernel did not compile to one conversion"
+        raise HarnessError(
+            "suite defect: the module patch failed: the f16 <-> bf16 kernel did not compile to one conversion"
         )
     caps = "OpCapability BFloat16TypeKHR\nOpCapability BFloat16CooperativeMatrixKHR\n"
     new = new.replace("OpCapability Int16\n", "").replace(
@@ -345,11 +347,15 @@ def _varptr(case: CoopCase, dis: str) -> str:
     uint = re.search(r"^\s*%(\d+) = OpTypeInt 32 0$", dis, re.M)
     boolt = re.search(r"^\s*%(\d+) = OpTypeBool$", dis, re.M)
     if not (target and keep and uint and boolt):
-        raise Unsupported("not realized by the suite: the module has no pointer to make variable")
+        raise HarnessError(
+            "suite defect: the module patch failed: the module has no pointer to make variable"
+        )
     p = target[3]
     chain = re.search(rf"^\s*%{p} = OpAccessChain (%\d+) (%\d+)((?: %\d+)*) (%\d+)$", dis, re.M)
     if not chain:
-        raise Unsupported("not realized by the suite: the Load/Store pointer is not an access chain")
+        raise HarnessError(
+            "suite defect: the module patch failed: the Load/Store pointer is not an access chain"
+        )
     ptr_t, base, mid = chain[1], chain[2], chain[3]
     ind = target[1]
     pre = (
@@ -395,7 +401,7 @@ def _insert(dis: str) -> str:
             continue
         lines.append(ln)
     if not n:
-        raise Unsupported(
-            "not realized by the suite: no constant-index element store to make OpCompositeInsert"
+        raise HarnessError(
+            "suite defect: the module patch failed: no constant-index element store to make OpCompositeInsert"
         )
     return "\n".join(lines) + "\n"
