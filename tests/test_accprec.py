@@ -203,3 +203,37 @@ def test_the_fault_fails_every_case_and_every_element_of_every_entry(fault_table
         assert n >= 1
         assert caught == n, f"{fam} {key}: {caught} of {n} cases caught"
         assert wrong == elements, f"{fam} {key}: only {wrong} of {elements} elements wrong"
+
+
+# ------------------------------------------------------------ device models
+# The float device models of reference/devmodel.py (issue 8) that the suite
+# takes as correct: truncating and floor steps, block-fused adders with few
+# extra bits, C added last, alignment by the inputs' exponents, the H100's
+# wide window with one rounding: the tier never fails them.  The model that
+# accumulates fp32 in fp16 fails.  Models apply to the Intel built-ins, the
+# SPIR-V instruction and coop entries with A == B and C == Result.
+MODELLED = [c for c in CASES if c[0] in ("intel_mma", "intel_split_mma", "spirv_intel_mma", "coop_matrix")]
+
+
+@pytest.mark.parametrize(
+    "model", ["wide_w26_f16out", "trunc_b4", "c_last_b8", "inputs_b16_e2", "floor_b8_e2", "rz_f32_out_rz_ftz"]
+)
+def test_legal_device_models_pass_the_tier(model):
+    be = EmulatorBackend()
+    be.set_model(model)
+    bad = [f"{fam}[{c.id}]" for fam, _k, c, run in MODELLED[::3] if not run(be).passed]
+    assert bad == []
+
+
+def test_an_fp16_accumulating_model_fails_the_tier():
+    be = EmulatorBackend()
+    be.set_model("f16acc_b4")
+    f32 = [run for _fam, _k, c, run in MODELLED if _acc(c) == "f32"]
+    assert len(f32) > 100 and all(not run(be).passed for run in f32)
+
+
+def _acc(c) -> str:
+    """The accumulator type of an Intel, SPIR-V or coop case."""
+    if hasattr(c, "entry") and c.entry is not None:
+        return c.entry.R if c.entry.C == c.entry.R else ""
+    return getattr(c, "result", None) or c.acc
