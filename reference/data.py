@@ -18,6 +18,12 @@ Tiers
                wrap.
 * ``rounding`` (16-bit results) fp32-exact sums that need one RNE rounding to
                the result type, with planted ties (Rule R).
+* ``accprec``  (float multiply-accumulate) accumulator precision: every
+               partial sum, in any order and in every step of a chain, is
+               exact in the accumulator type T and needs all p(T)
+               significant bits, so it is *not* representable in any
+               narrower float (f64 -> f32, f32 -> f16/bf16/tf32, f16 -> bf16).
+               Judged bit for bit (Rule E, see :func:`accprec_operands`).
 """
 
 from __future__ import annotations
@@ -30,9 +36,18 @@ from numpy.random.bit_generator import ISeedSequence
 from .draws import bounded_ints
 from .dtypes import ElemType, etype
 
-__all__ = ["TIERS", "case_rng", "choose", "mma_operands", "tf32_convert_inputs"]
+__all__ = [
+    "TIERS",
+    "ONE_STEP_NARROWER",
+    "accprec_type",
+    "accprec_operands",
+    "case_rng",
+    "choose",
+    "mma_operands",
+    "tf32_convert_inputs",
+]
 
-TIERS = ("exact", "onehot", "random", "special", "rounding")
+TIERS = ("exact", "onehot", "random", "special", "rounding", "accprec")
 
 
 def case_rng(seed: int, case_id: str) -> np.random.Generator:
@@ -234,6 +249,8 @@ def mma_operands(
         B = _special_float(rng, b_t, (S, K, N), e_hi)
         C = _special_float(rng, c_t, (S, M, N), e_hi)
         return A, B, C
+    if tier == "accprec":
+        return accprec_operands(a_type, b_type, c_type, acc_type or c_type, M, K, N, S, rng)
     if tier == "rounding":
         # multiples of 2^-6 in [-1, 1] (exact in bf16, fp16, tf32): products
         # are multiples of 2^-12 with |p| <= 1 and C multiples of 2^-6 in
@@ -253,6 +270,89 @@ def mma_operands(
             C[:, 0, :] = choose(rng, [1.0, -1.0, 1.0 + 2 * half_ulp], size=(S, N))
         return A, B, C
     raise ValueError(tier)
+
+
+# ------------------------------------------------------------ accprec tier
+# The float accumulator one precision step below each accumulator type (the
+# next smaller significand of the suite's float types; bf16 and tf32 both
+# count as narrower than f32 -- the data fails every narrower format at once).
+ONE_STEP_NARROWER = {"f64": "f32", "f32": "f16", "f16": "bf16"}
+
+
+def accprec_type(a_type: str, c_type: str, r_type: str | None = None) -> str | None:
+    """The accumulator type the ``accprec`` tier targets for a float MulAdd
+    with inputs ``a_type``, C ``c_type`` and Result ``r_type``: the one of C
+    and Result with the smaller significand (every partial sum and the
+    result must be exact in both), or None where the tier does not apply
+    (integer entries; an accumulator with no narrower float in the table)."""
+    a_t, c_t = etype(a_type), etype(c_type)
+    r_t = etype(r_type or c_type)
+    if not (a_t.is_float and c_t.is_float and r_t.is_float):
+        return None
+    acc = c_t if c_t.precision <= r_t.precision else r_t
+    return acc.name if acc.name in ONE_STEP_NARROWER else None
+
+
+def accprec_operands(a_type, b_type, c_type, acc_type, M, K, N, S, rng):
+    """Operands of the ``accprec`` tier (Rule E with a precision witness).
+
+    Let p be the significand of the accumulator type T (``accprec_type``) and
+    write every value in units of 2^L, L = 1 - p (so C has magnitude in
+    [1, 2)).  Then:
+
+    * C is an *odd* number of units with |C| in [2^(p-1) + X, 2^p - X]:
+      it needs all p significant bits;
+    * every product a*b is an *even* number of units, |a*b| <= P, with
+      X = K * P <= 2^(p-3) (K: all products of the element, over every
+      step of a chain or every K tile of a GEMM);
+    * so C plus any subset of products -- every partial sum in any order,
+      and every intermediate Result of a chain -- is an odd integer number
+      of units in [2^(p-1), 2^p) in magnitude: exact in T (p bits; the
+      oracle stays exact, Rule E) and not representable in any format with
+      fewer than p significand bits (that would need an even number of
+      units at this magnitude).  A device whose accumulator, or whose C as
+      loaded, or whose result of any chain step, is held in a narrower
+      format returns a value of that format, which is not the exact sum:
+      every element of every case of the tier shows it.
+
+    a = ia * 2^La, b = ib * 2^Lb with La + Lb = L + 1 and small integers
+    |ia| <= 2^ea, |ib| <= 2^eb (exact in the input types, normal numbers).
+    The products' own sum is in addition usually (not always) wider than a
+    16-bit format when T is f32 or f64, so an accumulator that sums the
+    products narrow and adds C wide is seen too.
+
+    Basis: the Intel extensions call the accumulator and result "full
+    precision" (cl_intel_subgroup_matrix_multiply_accumulate, spec-digest
+    1, 7.1); SPV_KHR_cooperative_matrix leaves the internal precision to the
+    client API and Vulkan / SPV_INTEL / SYCL joint_matrix / MLIR leave it
+    implementation-defined (spec-digest 4.2 item 4, 3.6, 7.1).  For those
+    the tier holds the suite's stated assumption (reference/tolerance.py,
+    Rule F (2): "the accumulator type itself, the weakest format" an
+    accumulator may have), which Rule F already applies to random data;
+    this tier makes it visible bit for bit on every element.
+    """
+    a_t, b_t, c_t, t = etype(a_type), etype(b_type), etype(c_type), etype(acc_type)
+    p = min(t.precision, c_t.precision)
+    budget = 2.0 ** (p - 4) / max(K, 1)  # ia*ib bound: 2 * K * ia*ib <= 2^(p-3)
+    q = int(np.floor(np.log2(budget))) if budget >= 1 else -1
+    if q < 0:
+        raise ValueError(f"accprec: K = {K} too large for a {t.name} accumulator")
+    ea = min(a_t.precision, (q + 1) // 2)
+    eb = min(b_t.precision, q - ea)
+    L = 1 - p
+    La = (L + 1) // 2
+    Lb = L + 1 - La
+    ia = bounded_ints(rng, -(1 << ea), (1 << ea) + 1, (S, M, K))
+    ib = bounded_ints(rng, -(1 << eb), (1 << eb) + 1, (S, K, N))
+    X = 2 * K * (1 << ea) * (1 << eb)
+    lo, hi = (1 << (p - 1)) + X, (1 << p) - X  # odd units in [lo, hi)
+    half = bounded_ints(rng, (lo + 1) // 2, hi // 2, (S, M, N))
+    units = 2 * half + 1
+    sign = choose(rng, [-1, 1], size=(S, M, N))
+    A = np.ldexp(ia.astype(np.float64), La)
+    B = np.ldexp(ib.astype(np.float64), Lb)
+    C = np.ldexp((sign * units).astype(np.float64), L)
+    return A, B, C
 
 
 def tf32_convert_inputs(tier: str, shape, rng: np.random.Generator) -> np.ndarray:

@@ -41,6 +41,23 @@ Rule E (tiers ``exact`` and ``onehot``): inputs are chosen so every partial
   is unique: bound 0, compared bit for bit (+0 and -0 compare equal: the
   sign of an exact zero sum depends on the order and rounding direction).
 
+Rule E also judges tier ``accprec`` (every float multiply-accumulate entry):
+  every partial sum of C and any subset of the products, and every
+  intermediate Result of a chain, is an odd number of last-place units of
+  the accumulator type T (of C and Result, the one with fewer significand
+  bits) at a magnitude that needs all p(T) bits (reference.data.
+  accprec_operands).  A device that accumulates in T or wider rounds
+  nothing and must return the exact sum bit for bit; one whose accumulator
+  (or C as loaded, or any chain step) is one precision step narrower
+  (f64 -> f32, f32 -> f16 / bf16 / tf32, f16 -> bf16) cannot represent a
+  single result element.  Spec basis: the Intel extensions' "full
+  precision" accumulator (spec-digest 1, 7.1); for SPV_KHR_cooperative_
+  matrix (internal precision "defined by the client API", 4.2 item 4),
+  Vulkan, SPV_INTEL (3.6), SYCL joint_matrix and MLIR, whose texts leave
+  the internal precision open, it is the assumption Rule F (2) already
+  makes in every profile: the accumulation format is at worst the
+  accumulator type itself (``Profile.acc_format`` may only widen it).
+
 Rule R (tier ``rounding``, 16-bit results only).  Inputs make the fp32 sum
   s exact in any order and not representable in the 16-bit result type.  The
   Intel and split extensions call the accumulator "full precision"; no spec

@@ -116,10 +116,12 @@ def test_tf32_conversions_are_the_six_builtins():
     assert {c.spec_row for c in tf32_convert_cases(TIERS)} == set(CONVERT)
 
 
-def _applicable(acc: str) -> set[str]:
+def _applicable(acc: str, a: str) -> set[str]:
     """Tiers of a matrix built-in: all of them, the rounding tier (Rule R) only
-    for 16-bit results."""
-    return {"exact", "onehot", "random", "special"} | ({"rounding"} if acc in ("f16", "bf16") else set())
+    for 16-bit results, the accprec tier only for float built-ins whose
+    accumulator (f32) is wider than the inputs (f16, bf16, tf32)."""
+    out = {"exact", "onehot", "random", "special"} | ({"rounding"} if acc in ("f16", "bf16") else set())
+    return out | ({"accprec"} if acc == "f32" and a in ("f16", "bf16", "tf32") else set())
 
 
 @pytest.mark.parametrize("make", [intel_mma_cases, intel_split_cases], ids=["mma", "split"])
@@ -129,8 +131,8 @@ def test_every_builtin_is_crossed_with_every_applicable_tier(make):
     for c in cases:
         per_row.setdefault(c.spec_row, set()).add(c.tier)
     for row, tiers in per_row.items():
-        acc = next(c.acc for c in cases if c.spec_row == row)
-        assert tiers == _applicable(acc), row
+        acc, a = next((c.acc, c.a) for c in cases if c.spec_row == row)
+        assert tiers == _applicable(acc, a), row
     # --tiers narrows the enumeration and never drops a built-in
     only = make(("random",))
     assert {c.spec_row for c in only} == set(per_row) and {c.tier for c in only} == {"random"}
@@ -169,7 +171,7 @@ def test_split_cases_run_every_builtin_with_2_4_and_8_subgroups_per_work_group()
     subgroups per work-group it is forced, with 4 and 8 it is not."""
     cases = intel_split_cases(TIERS)
     per_wg = Counter(c.wg for c in cases)
-    assert per_wg == {2: 72, 4: 72, 8: 72}
+    assert per_wg == {2: 78, 4: 78, 8: 78}  # 18 x 4 tiers + 6 accprec (bf16, f16 x M 2, 4, 8)
     for wg in (2, 4, 8):
         assert _rows(c for c in cases if c.wg == wg) == _expected_split()
     ids = {c.id for c in cases}

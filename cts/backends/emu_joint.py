@@ -364,7 +364,13 @@ class JointEmulation:
             A = self._jm_load(kw["a"], la, case.M, case.K, a, kw["sa"])
             B = self._jm_load(kw["b"], lb, case.K, case.N, b, kw["sb"])
             Cv = self._jm_load(kw["c"], lc, case.M, case.N, c, kw["sc"])
-            D = self._jm_mad(A, B, Cv, a in ("i8", "u8"))
+            D = None
+            if "acc_one_step_narrower" in self.faults and a not in ("i8", "u8"):
+                from cts.backends.emulator import narrow_acc_mad  # the shared fault
+
+                D = narrow_acc_mad(A, B, Cv, c, d)
+            if D is None:
+                D = self._jm_mad(A, B, Cv, a in ("i8", "u8"))
             if a in ("i8", "u8"):
                 D = self._jm_dec(self._jm_enc(D, "i32"), "i32")
             dt = c if "joint_d_as_c_type" in self.faults else d

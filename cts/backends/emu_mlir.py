@@ -165,7 +165,14 @@ class MlirEmulation:
         if "mlir_b_signedness_from_a" in self.faults and {a.elem, b.elem} == {"si8", "ui8"}:
             raw = B.astype(np.int64) & 0xFF
             B = raw - 256 * (raw >= 128) if a.elem == "si8" else raw
-        if c.elem == "i32":
+        narrow = None
+        if c.elem != "i32" and "acc_one_step_narrower" in self.faults:
+            from cts.backends.emulator import narrow_acc_mad  # the shared fault
+
+            narrow = narrow_acc_mad(A, B, C, c.elem)
+        if narrow is not None:
+            D = narrow.astype(_NP[c.elem])
+        elif c.elem == "i32":
             D = _wrap32(np.matmul(A.astype(np.int64), B.astype(np.int64)) + C.astype(np.int64))
         else:
             D = (np.matmul(A.astype(np.float64), B.astype(np.float64)) + C.astype(np.float64)).astype(

@@ -306,9 +306,13 @@ class SpirvEmulation:
         elif getattr(self, "model", None) is not None:  # --emulator-model: the same modelled device
             D = self._spv_modelled(A, B, C, ea[0], info, lit)
         else:
-            from cts.backends.emulator import float_mad
+            from cts.backends.emulator import float_mad, narrow_acc_mad
 
-            D = float_mad(A, B, C)
+            D = None
+            if "acc_one_step_narrower" in self.faults:  # the shared fault, by the Result Type
+                D = narrow_acc_mad(A, B, C, getattr(case, "c", ""), getattr(case, "result", ""))
+            if D is None:
+                D = float_mad(A, B, C)
         return self._spv_result(D, info, lit)
 
     def _specialized(self, case, info: dict) -> dict:

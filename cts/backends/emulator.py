@@ -25,7 +25,7 @@ import numpy as np
 from cts.backends.base import Backend, DeviceInfo
 from cts.backends.emu_words import unpack_words
 
-__all__ = ["EmulatorBackend", "FAULTS", "all_faults", "float_mad", "int_matmul"]
+__all__ = ["EmulatorBackend", "FAULTS", "all_faults", "float_mad", "int_matmul", "narrow_acc_mad"]
 
 FAULTS: dict[str, str] = {
     "a_column_order": "A columns taken from invocations in reverse order",
@@ -48,6 +48,9 @@ FAULTS: dict[str, str] = {
     "tf32_inputs_full_precision": "tf32 matrix inputs used with all 23 mantissa bits, not as tf32",
     "acc16_rounds_each_step": "fp16/bf16 accumulators: the sum rounded to the accumulator type after "
     "every product (not the 'full precision' the extension names)",
+    "acc_one_step_narrower": "float multiply-accumulate (every family): the accumulator held one precision "
+    "step narrower than the C/Result type (f64 -> f32, f32 -> f16, f16 -> bf16): C converted to it, the "
+    "running sum rounded to it after every product, then widened to the Result",
 }
 
 
@@ -108,6 +111,32 @@ def float_mad(A: np.ndarray, B: np.ndarray, C) -> np.ndarray:
             np.multiply(A[:, :, k, None], B[:, None, k, :], out=t)
             acc += t
         return acc + C
+
+
+# fault acc_one_step_narrower: the emulator's own table of "one step narrower"
+_NARROWER_ACC = {"f64": np.float32, "f32": np.float16, "f16": ml_dtypes.bfloat16}
+_SIGNIFICAND = {"f64": 53, "f32": 24, "tf32": 11, "f16": 11, "bf16": 8}
+
+
+def narrow_acc_mad(A: np.ndarray, B: np.ndarray, C, c_type: str, r_type: str = "") -> np.ndarray | None:
+    """Fault acc_one_step_narrower: C + sum_k A[:, m, k] * B[:, k, n] with the
+    running sum held in the float format one step narrower than the
+    accumulator (of the C and Result types, the one with fewer significand
+    bits): C rounded to it, then each product added (exactly, in float64)
+    and the sum rounded to it again, k ascending.  None where there is no
+    narrower format here (the caller computes normally)."""
+    r_type = r_type or c_type
+    acc = c_type if _SIGNIFICAND.get(c_type, 0) <= _SIGNIFICAND.get(r_type, 0) else r_type
+    ft = _NARROWER_ACC.get(acc)
+    if ft is None:
+        return None
+    A = np.asarray(A, dtype=np.float64)
+    B = np.asarray(B, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        s = np.broadcast_to(np.asarray(C, dtype=np.float64), A.shape[:2] + B.shape[2:]).astype(ft)
+        for k in range(A.shape[2]):
+            s = (s.astype(np.float64) + A[:, :, k, None] * B[:, None, k, :]).astype(ft)
+    return s.astype(np.float64)
 
 
 class IntelEmulation:
@@ -223,6 +252,11 @@ class IntelEmulation:
         return np.ascontiguousarray(regs)
 
     def _mad(self, A: np.ndarray, B: np.ndarray, C: np.ndarray, is_int: bool) -> np.ndarray:
+        case = getattr(self, "_num_case", None)  # the Intel case being run (emu_numerics sets it)
+        if not is_int and case is not None and "acc_one_step_narrower" in self.faults:
+            D = narrow_acc_mad(A, B, C, case.acc)
+            if D is not None:
+                return D
         if is_int:
             return int_matmul(A, B, (1 << 8, 1 << 8)) + C.astype(np.int64)  # elements of <= 8 bits
         return float_mad(A, B, C)

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from cts.space import space
+from reference.data import accprec_type
 from reference.dtypes import etype
 
 __all__ = [
@@ -376,7 +377,7 @@ def _khr_variants(api: str, mats: list, entries: list, tiers) -> list:
     return out
 
 
-FLOAT_TIERS = ("exact", "onehot", "random", "special")
+FLOAT_TIERS = ("exact", "onehot", "random", "special", "accprec")
 INT_TIERS = ("exact", "onehot", "random", "special")
 
 
@@ -386,6 +387,8 @@ def _muladd_tiers(e: CoopEntry, tiers: tuple[str, ...]) -> list[str]:
     tiers ``wrap`` (non-saturating) and ``sat`` (saturating entries), both
     enumerated with ``special``."""
     base = [t for t in (INT_TIERS if e.is_int else FLOAT_TIERS) if t in tiers]
+    if "accprec" in base and accprec_type(e.A, e.C, e.R) is None:
+        base.remove("accprec")
     if e.is_int and "special" in tiers:
         base.append("sat" if e.sat else "wrap")
     return base
@@ -467,6 +470,8 @@ def coop_cases(entries, tiers: tuple[str, ...], sg: int, apis: tuple[str, ...] =
             ct = "random" if "random" in tiers else "exact"
             pts.append(CoopCase("chain", api, entry=e, tier=ct))
             pts.append(CoopCase("gemm", api, entry=e, tier=ct))
+            if "accprec" in _muladd_tiers(e, tiers):  # every step of a chain / K tile of a GEMM
+                pts += [CoopCase(op, api, entry=e, tier="accprec") for op in ("chain", "gemm")]
         pts += _khr_variants(api, mats, entries, tiers)
         pts = [p for p in pts if _api_allows(api, p.entry, p.mat, p.op, p.to)]
         out += [replace(p, sg=sg) for p in pts]

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from cts.space import space
+from reference.data import accprec_type
 from reference.dtypes import etype
 
 __all__ = [
@@ -171,9 +172,24 @@ class IntelMmaCase:
         return etype(self.a).is_float
 
 
-def _tiers_for(acc: str, tiers: tuple[str, ...]) -> list[str]:
-    """``rounding`` applies only to 16-bit results (Rule R)."""
-    return [t for t in tiers if t != "rounding" or acc in ("f16", "bf16")]
+def _tiers_for(acc: str, tiers: tuple[str, ...], a: str = "") -> list[str]:
+    """``rounding`` applies only to 16-bit results (Rule R); ``accprec`` to
+    the float built-ins whose accumulator is wider than the products' inputs
+    (f32 from f16 / bf16 / tf32: reference.data.accprec_operands)."""
+    return [
+        t
+        for t in tiers
+        if (t != "rounding" or acc in ("f16", "bf16")) and (t != "accprec" or accprec_wider(a, acc))
+    ]
+
+
+def accprec_wider(a: str, acc: str, result: str | None = None) -> bool:
+    """The ``accprec`` tier applies to a float MMA with inputs ``a`` and
+    C / Result ``acc`` / ``result`` whose accumulator is wider than ``a``."""
+    if not a:
+        return False
+    t = accprec_type(a, acc, result)
+    return t is not None and etype(t).precision > etype(a).precision
 
 
 def intel_mma_cases(tiers: tuple[str, ...]) -> list[IntelMmaCase]:
@@ -189,7 +205,7 @@ def intel_mma_cases(tiers: tuple[str, ...]) -> list[IntelMmaCase]:
         space()
         .expand_many(lambda p: rows)
         .combine("M", M_VALUES)
-        .expand("tier", lambda p: _tiers_for(p.acc, tiers))
+        .expand("tier", lambda p: _tiers_for(p.acc, tiers, p.a))
     )
     return [IntelMmaCase("intel_mma", p.sg, p.a, p.b, K_OF[p.a], p.M, p.acc, p.tier) for p in sp]
 
@@ -204,7 +220,7 @@ def intel_split_cases(tiers: tuple[str, ...]) -> list[IntelMmaCase]:
         .expand_many(lambda p: ({"a": a, "b": b, "acc": acc} for a, b, acc in pairs))
         .combine("M", SPLIT_M_VALUES)
         .combine("wg", SPLIT_WG_VALUES)
-        .expand("tier", lambda p: _tiers_for(p.acc, tiers))
+        .expand("tier", lambda p: _tiers_for(p.acc, tiers, p.a))
     )
     return [IntelMmaCase("intel_split_mma", 8, p.a, p.b, K_OF[p.a], p.M, p.acc, p.tier, p.wg) for p in sp]
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reference.data import accprec_type
 from reference.dtypes import etype
 from reference.joint import vnni_factor
 
@@ -188,12 +189,14 @@ class JointCase:
 
 
 # ------------------------------------------------------------ enumeration
-def _mad_tiers(d: str, a: str, tiers) -> list[str]:
+def _mad_tiers(d: str, a: str, tiers, c: str = "") -> list[str]:
     out = []
     for t in tiers:
         if t == "rounding" and d not in ("f16", "bf16"):
             continue
         if t == "rounding" and a in ("i8", "u8"):
+            continue
+        if t == "accprec" and accprec_type(a, c, d) is None:  # float mad only (reference.data)
             continue
         out.append(t)
     return out
@@ -227,7 +230,7 @@ def mad_cases(tiers: tuple[str, ...]) -> list[JointCase]:
         for arch, a, b, c, d, shapes, note in table:
             can = _canonical(arch, api, a)
             for M, N, K in shapes:
-                for tier in _mad_tiers(d, a, tiers):
+                for tier in _mad_tiers(d, a, tiers, c):
                     out.append(
                         JointCase(arch, api, "mad", (a, b, c, d), M, N, K, "mad", can, "tight", tier, note)
                     )
@@ -348,7 +351,7 @@ def joint_coop_cases(tiers: tuple[str, ...]) -> list[JointCase]:
         for M, N, K in shapes:
             if any(x & (x - 1) for x in (M, N, K)):
                 continue
-            for tier in _mad_tiers(d, a, tiers):
+            for tier in _mad_tiers(d, a, tiers, c):
                 key = (a, b, c, d, M, N, K, tier)
                 if key in seen:
                     continue

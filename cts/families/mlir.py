@@ -109,7 +109,7 @@ class MlirCase:
     width: int = 0
     vec: int = 0  # gpu.rotate on a 1-D vector value of this many components (0: scalar)
     shape: str = ""  # a DEVICE_SHAPES name; "" = the type's SHAPES entry
-    data: str = ""  # elementwise: a data tier of ELEMENTWISE_TIERS; "" = the exact data
+    data: str = ""  # elementwise: a tier of ELEMENTWISE_TIERS; compute: "accprec"; "" = the exact data
     family: str = "mlir_mma"
 
     # --- shapes ------------------------------------------------------------
@@ -142,7 +142,8 @@ class MlirCase:
         if o == "compute":
             at = "aT" if self.t1 else "aN"
             bt = "bT" if self.t2 else "bN"
-            return f"compute-{self.elem}_{self.b}_{self.c}-{at}-{bt}-{self.lead}"
+            data = f"-{self.data}" if self.data else ""
+            return f"compute-{self.elem}_{self.b}_{self.c}-{at}-{bt}-{self.lead}{data}"
         if o == "constant":
             return f"constant-{self.tag}-{self.elem}"
         if o == "elementwise":
@@ -227,6 +228,7 @@ def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
         for t in ELEMENTWISE_TYPES[kind]:
             out.append(MlirCase("elementwise", 16, t, tag="COp", optype=op))
     out += _elementwise_more(tiers)
+    out += _compute_accprec(tiers)
     for tag in ("AOp", "BOp"):
         for a in ("f16", "si8", "f32", "f64"):
             out.append(MlirCase("thread_local", 16, a, a, OBSERVE_C[a], tag=tag))
@@ -320,6 +322,28 @@ def _distinct_ok(elem: str, count: int) -> bool:
 def elementwise_result(optype: str, elem: str) -> str:
     """The element type of an elementwise result (extf widens, truncf narrows)."""
     return {"extf": "f32", "truncf": "f16"}.get(optype, elem)
+
+
+def _compute_accprec(tiers: tuple[str, ...]) -> list[MlirCase]:
+    """gpu.subgroup_mma_compute of every float (A, B, C) on the ``accprec``
+    data (reference.data.accprec_operands: every partial sum needs all the
+    bits of C's type), each transposition, tight leading dimensions; on the
+    type's own shape and on the device shapes that list it.  The tier comes
+    when the run asks for it (or names no tier)."""
+    if tiers and "accprec" not in tiers:
+        return []
+    out = []
+    shapes = [("", None)] + [(name, v) for name, v in DEVICE_SHAPES.items()]
+    for a, b, c in COMPUTE_TYPES:
+        if c == "i32":
+            continue
+        for name, v in shapes:
+            if v is not None and not (a in v[1] and b in v[1] and c in v[2]):
+                continue
+            for t1 in (False, True):
+                for t2 in (False, True):
+                    out.append(MlirCase("compute", 16, a, b, c, t1=t1, t2=t2, shape=name, data="accprec"))
+    return out
 
 
 def _device_shape_cases(name: str) -> list[MlirCase]:

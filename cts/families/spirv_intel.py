@@ -304,9 +304,16 @@ def extended_rows() -> list[dict]:
     return rows
 
 
-def _tiers_for(result: str, tiers: tuple[str, ...]) -> list[str]:
-    """``rounding`` applies only to 16-bit float results (Rule R)."""
-    return [t for t in tiers if t != "rounding" or result in ("f16", "bf16")]
+def _tiers_for(result: str, tiers: tuple[str, ...], a: str = "", c: str = "") -> list[str]:
+    """``rounding`` applies only to 16-bit float results (Rule R); ``accprec``
+    where C and Result are float and wider than A (reference.data)."""
+    from cts.families.intel import accprec_wider
+
+    return [
+        t
+        for t in tiers
+        if (t != "rounding" or result in ("f16", "bf16")) and (t != "accprec" or accprec_wider(a, c, result))
+    ]
 
 
 def spirv_intel_all_cases(tiers: tuple[str, ...]) -> list[SpirvMmaCase]:
@@ -327,7 +334,7 @@ def spirv_intel_cases(tiers: tuple[str, ...], extended: bool = False) -> list[Sp
             .combine("M", M_VALUES)
             .filter(lambda p: well_defined(p.sg, p.k, p.a, p.b, p.M))
             .combine("kdim", KDIM_VALUES)
-            .expand("tier", lambda p: _tiers_for(p.result, tiers))
+            .expand("tier", lambda p: _tiers_for(p.result, tiers, p.a, p.c))
         )
         out += [SpirvMmaCase(p.sg, p.k, p.M, p.a, p.b, p.c, p.result, p.tier, level, kdim=p.kdim) for p in sp]
     return out

@@ -377,7 +377,7 @@ def _planted_int(rng, e: CoopEntry, M, K, N, S):
 def _float_verdict(ref_value, abs_sum, act, rt: ElemType, tier: str, n_terms: int, profile, ftz=None):
     av = rt.decode(act)
     exp_bits = rt.encode(ref_value)
-    if tier in ("exact", "onehot"):
+    if tier in ("exact", "onehot", "accprec"):
         expected = rt.round(ref_value)
         ok = float_close(expected, av, np.zeros_like(expected))
         err = np.abs(av - expected)

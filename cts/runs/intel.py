@@ -133,7 +133,7 @@ def judge_mma(
     actual = acc_t.decode(D_bits)
     exp_bits = acc_t.encode(ref.value)
     rmode = rounding_mode(profile, full_precision=True)  # the Intel extensions: "full precision"
-    if case.tier in ("exact", "onehot") or (case.tier == "rounding" and rmode != "bound"):
+    if case.tier in ("exact", "onehot", "accprec") or (case.tier == "rounding" and rmode != "bound"):
         ok, rbound, rule, err = exact_or_rounding_check(acc_t, ref.value, actual, case.tier, rmode)
         v = compare(exp_bits, D_bits, acc_t, ok, rule, where, error=err, bound=rbound, hint=hint)
         return v, exp_bits, ok

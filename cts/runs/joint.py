@@ -265,7 +265,7 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
         ref = mma_float(A, B, C)
         exp_bits = dt.encode(ref.value)
         rmode = rounding_mode(profile, full_precision=False)  # SYCL 5.2: internal precision open
-        if case.tier in ("exact", "onehot") or (case.tier == "rounding" and rmode != "bound"):
+        if case.tier in ("exact", "onehot", "accprec") or (case.tier == "rounding" and rmode != "bound"):
             if np.array_equal(exp_bits, D_bits):  # the nearest-even bits: accepted, no error, by either rule
                 v = _all_accepted(exp_bits.size, "R" if case.tier == "rounding" else "E")
             else:

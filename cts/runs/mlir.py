@@ -19,7 +19,7 @@ from cts.check import Verdict, compare
 from cts.errors import CaseError
 from cts.families.mlir_program import SUBGROUPS, Program, case_program
 from reference import mlir as ref
-from reference.data import case_rng, choose
+from reference.data import accprec_operands, case_rng, choose
 from reference.dtypes import etype
 
 __all__ = ["run_mlir", "NP", "ETYPE", "MlirResult", "SUBGROUPS"]
@@ -148,9 +148,13 @@ def _compute(case, backend, rng):
     a_e, b_e, c_e = case.elem, case.b, case.c
     prog = case_program(case)
     la, lb, lc = prog.facts["leads"]
-    A = _small(rng, a_e, (SUBGROUPS, M, K))
-    B = _small(rng, b_e, (SUBGROUPS, K, N))
-    C = _small(rng, c_e, (SUBGROUPS, M, N))
+    if case.data == "accprec":  # every partial sum needs all of C's bits (reference.data)
+        A, B, C = accprec_operands(ETYPE[a_e], ETYPE[b_e], ETYPE[c_e], ETYPE[c_e], M, K, N, SUBGROUPS, rng)
+        A, B, C = A.astype(NP[a_e]), B.astype(NP[b_e]), C.astype(NP[c_e])
+    else:
+        A = _small(rng, a_e, (SUBGROUPS, M, K))
+        B = _small(rng, b_e, (SUBGROUPS, K, N))
+        C = _small(rng, c_e, (SUBGROUPS, M, N))
     A_mem = ref.store_matrix(_zeros(prog, "A"), A, 0, 0, la, case.t1)
     B_mem = ref.store_matrix(_zeros(prog, "B"), B, 0, 0, lb, case.t2)
     C_mem = ref.store_matrix(_zeros(prog, "C"), C, 0, 0, lc, False)

@@ -99,7 +99,7 @@ def run_spirv_intel_mma(
     actual = r_t.decode(D_bits)
     exp_bits = r_t.encode(ref.value)
     rmode = rounding_mode(profile, full_precision=False)  # SPV_INTEL: precision implementation-defined
-    if case.tier in ("exact", "onehot") or (case.tier == "rounding" and rmode != "bound"):
+    if case.tier in ("exact", "onehot", "accprec") or (case.tier == "rounding" and rmode != "bound"):
         ok, rbound, rule, err = exact_or_rounding_check(r_t, ref.value, actual, case.tier, rmode)
         v = compare(exp_bits, D_bits, r_t, ok, rule, where, error=err, bound=rbound, hint=hint)
         return _noted(case, SpirvRunResult(v, ops, exp_bits, D_bits))
