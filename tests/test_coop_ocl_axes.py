@@ -30,7 +30,7 @@ from cts.kernels.coopmat_cl_axes import query_violation
 from cts.kernels.coopmat_cl_c import kernel_text
 from cts.kernels.coopmat_cl_spv import module_text
 from cts.kernels.spirv_tools import assemble_many
-from cts.runs.coop import run_coop
+from cts.runs.coop_ocl import run_coop_opencl
 from reference import coop_ocl as rco
 from reference.data import TIERS
 
@@ -145,7 +145,7 @@ def test_opencl_c_axis_kernels():
 
 # ----------------------------------------------------------------- emulator
 def _failing(backend, cs):
-    return [c.id for c in cs if not run_coop(c, backend, 1, subgroups=SUBGROUPS).verdict.passed]
+    return [c.id for c in cs if not run_coop_opencl(c, backend, 1, subgroups=SUBGROUPS).verdict.passed]
 
 
 @pytest.mark.parametrize("name", profile_names())

@@ -33,7 +33,7 @@ from cts.families.coop_ocl import buffer_rows, ocl_coop_cases
 from cts.kernels.coopmat_cl_c import kernel_text
 from cts.kernels.coopmat_cl_spv import module_text
 from cts.kernels.spirv_tools import SpirvToolError, assemble, assemble_many
-from cts.runs.coop import run_coop
+from cts.runs.coop_ocl import run_coop_opencl
 from reference.data import TIERS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,7 +140,7 @@ def test_variant_records_decode():
 
 # ----------------------------------------------------------------- emulator
 def _failing(backend, cs):
-    return [c.id for c in cs if not run_coop(c, backend, 1, subgroups=SUBGROUPS).verdict.passed]
+    return [c.id for c in cs if not run_coop_opencl(c, backend, 1, subgroups=SUBGROUPS).verdict.passed]
 
 
 @pytest.fixture(scope="module")

@@ -44,7 +44,6 @@ from cts.families.coop import (
 )
 from cts.runs.coop_khr import muladd_variant, special_convert_inputs
 from cts.runs.coop_khr import stride_buf as _stride_buf
-from cts.runs.coop_ocl import run_ocl_axis
 from cts.runs.intel import RunResult
 from reference import coop as rc
 from reference.data import case_rng, choose, mma_operands
@@ -506,8 +505,6 @@ def run_coop(
 
 
 def _run_op(case, backend, rng, subgroups, profile) -> RunResult:
-    if getattr(case, "ocl_axis", "") not in ("", "sg"):  # OpenCL axes (issue 23 item 4)
-        return run_ocl_axis(case, backend, rng, subgroups)
     if case.op == "length":
         return _length(case, backend, rng, subgroups)
     if case.op == "muladd" and case.var:

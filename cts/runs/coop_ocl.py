@@ -1,8 +1,8 @@
 """Load / Store cases of the OpenCL cooperative-matrix axes (issue 23 item 4;
 ``cts.families.coop_ocl_axes``): pointee types other than the component type,
 run-time strides, ARM blocked layouts and the draft queries' minimum pointer
-alignment / Stride.  (The ``sg`` axis runs the plain ops at another subgroup
-size through ``cts.runs.coop``.)
+alignment / Stride; :func:`run_coop_opencl` is the OpenCL forms' runner (the
+``sg`` axis runs the plain ops at another subgroup size through ``cts.runs.coop``).
 
 Buffers (one row per subgroup, the component's storage dtype): ``src`` /
 ``dst`` the subgroup's memory region, ``out`` / ``x`` the matrix row-major,
@@ -22,7 +22,21 @@ from cts.runs.intel import RunResult
 from reference import coop_ocl as rco
 from reference.dtypes import etype
 
-__all__ = ["run_ocl_axis", "reference_addresses"]
+__all__ = ["run_coop_opencl", "run_ocl_axis", "reference_addresses"]
+
+
+def run_coop_opencl(case, backend, seed: int, profile=None, subgroups: int | None = None) -> RunResult:
+    """The runner of ``cases/test_coop_opencl.py``: the Load/Store cases of the
+    OpenCL axes here (:func:`run_ocl_axis`), every other case (the ``sg`` axis
+    included) through ``cts.runs.coop.run_coop``."""
+    from cts.runs.coop import SUBGROUPS_PER_CASE, run_coop
+    from reference.data import case_rng
+    from reference.tolerance import PROFILES
+
+    subgroups = subgroups or SUBGROUPS_PER_CASE
+    if getattr(case, "ocl_axis", "") in ("", "sg"):
+        return run_coop(case, backend, seed, profile or PROFILES["default"], subgroups)
+    return run_ocl_axis(case, backend, case_rng(seed, f"{case.family}[{case.id}]"), subgroups)
 
 
 def reference_addresses(case) -> np.ndarray:
