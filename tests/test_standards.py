@@ -105,6 +105,11 @@ EMULATOR_MAY_IMPORT = {
     ("cts.families.coop", "SCALE"),
     ("cts.families.coop", "SPLAT_CONST"),
     ("cts.families.coop", "case_stride"),
+    # OpenCL coop axes: the pointer offset, Stride and pointee size the kernel is built with
+    # (Memory carries no addresses: the emulator places the elements itself), and the container
+    # of the draft table the emulator reports about itself
+    ("cts.families.coop_ocl_axes", "axis_memory"),
+    ("cts.families.coop_ocl_axes", "OclTable"),
     # NV coop2: the tensor layout/view instructions, clamp value and Object fill of a
     # case's kernel (instruction operands; the emulator interprets them itself)
     ("cts.families.coop2", "tensor_plan"),

@@ -331,6 +331,7 @@ class IntelEmulation:
 # wraps run_intel_mma (crash/hang doubles).
 from cts.backends.emu_coop import CoopEmulation  # noqa: E402  (cooperative matrix)
 from cts.backends.emu_coop2 import Coop2Emulation  # noqa: E402  (NV cooperative matrix 2)
+from cts.backends.emu_coop_ocl import CoopOclEmulation  # noqa: E402  (OpenCL cooperative-matrix axes)
 from cts.backends.emu_hostile import HostileEmulation  # noqa: E402
 from cts.backends.emu_joint import JointEmulation  # noqa: E402  (SYCL joint_matrix)
 from cts.backends.emu_mlir import MlirEmulation  # noqa: E402
@@ -346,6 +347,7 @@ _MIXINS: tuple[type, ...] = (
     MlirEmulation,
     SpirvEmulation,
     JointEmulation,
+    CoopOclEmulation,
     CoopEmulation,
     Coop2Emulation,
 )

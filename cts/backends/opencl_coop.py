@@ -14,6 +14,14 @@ Support detection, per form:
 * ``clc``: the OpenCL C compiler defines ``__opencl_c_ext_cooperative_matrix``
   (a probe kernel with ``#ifndef ... #error``, built once per session).
 
+The OpenCL axes (issue 23 item 4): :meth:`CoopOpenCL.coop_ocl_table` reports
+the variants of every subgroup size and the draft queries 0x107A / 0x107B
+(``clGetDeviceInfo``); every case is cross-checked against them (a kernel whose
+pointers or Strides break the reported rules skips naming the query and its
+value); ARM blocked layouts skip naming ``CooperativeMatrixLayoutsARM`` unless
+the device's SPIR-V capability list has it (and its IL has SPIR-V 1.6); a
+run-time Stride is the ``ulong`` kernel argument ``st``.
+
 Otherwise every case skips with a reason naming the missing extension or
 feature macro.  ``--assume-extension`` (NAME or ``*``) makes such a device run
 the case anyway; Intel's CPU runtime accepts cooperative-matrix SPIR-V
@@ -48,6 +56,10 @@ CLC_FEATURE = "__opencl_c_ext_cooperative_matrix"
 ENTRY_POINT = "clGetDeviceCooperativeMatrixInfoKHR"
 DEFAULT_VARIANTS = 0x1078
 SUB_GROUP_VARIANTS = 0x1079
+POINTER_ALIGNMENT = 0x107A  # CL_DEVICE_COOPERATIVE_MATRIX_POINTER_ALIGNMENT_KHR (cl_uint, draft)
+STRIDE_MULTIPLE = 0x107B  # CL_DEVICE_COOPERATIVE_MATRIX_STRIDE_MULTIPLE_KHR (cl_uint, draft)
+ARM_LAYOUTS_CAPABILITY = 4201  # CooperativeMatrixLayoutsARM (SPV_ARM_cooperative_matrix_layouts)
+SCALAR_ARGS = ("st",)  # kernel arguments passed by value (coopmat_cl_spv.SCALAR_ARGS)
 CHILD_TIMEOUT_S = 120.0  # default of CTS_COOP_CHILD_TIMEOUT (seconds)
 MIN_CHILD_TIMEOUT_S = 1.0
 
@@ -189,6 +201,37 @@ class CoopOpenCL:
             return got, (max(sizes) if sizes else 32)
         return None
 
+    def coop_query(self, param: int) -> int | None:
+        """A draft ``clGetDeviceInfo`` cl_uint (0x107A / 0x107B), or None where
+        the device does not advertise the extension or does not answer."""
+        from cts.backends import clquery
+
+        if CL_EXTENSION not in self.describe().extensions:
+            return None
+        raw = clquery._raw(self.device, param)
+        return int.from_bytes(raw[:4], "little") if len(raw) >= 4 else None
+
+    def coop_ocl_table(self, entries, sg: int):
+        """The draft table (``cts.families.coop_ocl_axes.OclTable``): the
+        variants of every reported subgroup size that has any (``sg``, the size
+        the plain space runs at, first) and the two queries; without the
+        extension, the session's entries at ``sg`` and no query values."""
+        from cts.families.coop_ocl_axes import OclTable
+
+        if CL_EXTENSION not in self.describe().extensions:
+            return OclTable({sg: tuple(entries)}, source="session entries (no cl_khr_cooperative_matrix)")
+        sizes = {sg: tuple(entries)}
+        for size in self.describe().subgroup_sizes:
+            got = self.coop_variants(size)
+            if got and size != sg:
+                sizes[size] = tuple(got)
+        return OclTable(
+            sizes,
+            self.coop_query(POINTER_ALIGNMENT),
+            self.coop_query(STRIDE_MULTIPLE),
+            "clGetDeviceCooperativeMatrixInfoKHR",
+        )
+
     def _clc_defined(self) -> bool:
         cache = self.__dict__.setdefault("_coop_cache", {})
         if "clc" not in cache:
@@ -219,6 +262,10 @@ class CoopOpenCL:
             il = clquery.il_version(self.device)
             if "SPIR-V" not in il:
                 return f"{name} accepts no SPIR-V IL (CL_DEVICE_IL_VERSION {il!r}): {CL_EXTENSION} needs it"
+            if case.layout in ("rowblk", "colblk"):
+                arm = self._arm_missing(il)
+                if arm:
+                    return arm
             if not self.has_extension(CL_EXTENSION):
                 caps = clquery.spirv_capabilities(self.device)
                 note = " (its SPIR-V capability list names CooperativeMatrixKHR)" if 6022 in caps else ""
@@ -237,7 +284,40 @@ class CoopOpenCL:
         for t, ext in (("f16", "cl_khr_fp16"), ("f64", "cl_khr_fp64")):
             if t in types and not self.has_extension(ext):
                 return f"{ext} not supported by {name} ({t} components)"
+        return self._query_violation(case)
+
+    def _arm_missing(self, il: str) -> str | None:
+        """ARM blocked layouts need capability 4201 in the device's SPIR-V
+        capability list (cl_khr_spirv_queries) and SPIR-V 1.6 IL."""
+        from cts.backends import clquery
+
+        name = self.device.name.strip()
+        if ARM_LAYOUTS_CAPABILITY not in clquery.spirv_capabilities(self.device):
+            return (
+                f"CooperativeMatrixLayoutsARM (SPIR-V capability {ARM_LAYOUTS_CAPABILITY}, "
+                f"SPV_ARM_cooperative_matrix_layouts) not in the SPIR-V capabilities {name} reports"
+                + (
+                    ""
+                    if CL_EXTENSION in self.describe().extensions
+                    else f"; nor does it advertise {CL_EXTENSION}"
+                )
+            )
+        if "SPIR-V_1.6" not in il:
+            return f"SPV_ARM_cooperative_matrix_layouts requires SPIR-V 1.6; {name} accepts {il!r}"
         return None
+
+    def _query_violation(self, case) -> str | None:
+        """Cross-check of the draft queries against what the case's kernel
+        does: a case outside the reported rules is undefined, so it skips
+        naming the query and its value (never runs as a verdict)."""
+        from cts.families.coop_ocl import buffer_rows
+        from cts.kernels.coopmat_cl_axes import query_violation
+
+        align, mult = self.coop_query(POINTER_ALIGNMENT), self.coop_query(STRIDE_MULTIPLE)
+        if not align and not mult:
+            return None
+        why = query_violation(case, buffer_rows(case), align, mult)
+        return f"undefined on {self.device.name.strip()} by the draft's rules: {why}" if why else None
 
     def _variant_missing(self, case) -> str | None:
         from cts.families.coop import matrix_types
@@ -314,11 +394,17 @@ class CoopOpenCL:
         prg = self.build_program(source=ks.source, il=ks.il, options=ks.options)
         mf = cl.mem_flags
         host = {k: np.array(flat[k], copy=True) for k in ks.args}
-        dev = [cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host[k]) for k in ks.args]
+        dev = [
+            np.uint64(host[k][0])
+            if k in SCALAR_ARGS
+            else cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host[k])
+            for k in ks.args
+        ]
         self.launch(prg, ks.entry, ks.global_size, ks.local_size, *dev)
         try:
             for k, b in zip(ks.args, dev):
-                cl.enqueue_copy(self.queue, host[k], b)
+                if k not in SCALAR_ARGS:
+                    cl.enqueue_copy(self.queue, host[k], b)
             self.queue.finish()
         except cl.Error as e:
             raise CaseError(f"read-back after {ks.entry} on {self.device_label} failed: {e}") from None
@@ -392,14 +478,17 @@ def _child(jobdir: str) -> int:
     with np.load(d / "in.npz") as z:
         host = {k: np.array(z[k]) for k in meta["args"]}
     bufs = [
-        cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host[k])
+        np.uint64(host[k][0])
+        if k in SCALAR_ARGS
+        else cl.Buffer(ctx, cl.mem_flags.READ_WRITE | cl.mem_flags.COPY_HOST_PTR, hostbuf=host[k])
         for k in meta["args"]
     ]
     k = cl.Kernel(prg, meta["entry"])
     k.set_args(*bufs)
     cl.enqueue_nd_range_kernel(q, k, tuple(meta["global"]), tuple(meta["local"]))
     for name, b in zip(meta["args"], bufs):
-        cl.enqueue_copy(q, host[name], b)
+        if name not in SCALAR_ARGS:
+            cl.enqueue_copy(q, host[name], b)
     q.finish()
     np.savez(d / "out.npz", **host)
     return 0

@@ -97,7 +97,7 @@ def kernel_text(case, rows: dict[str, int]) -> str:
 
     sg = case.sg
     args = buffer_args(case)
-    params = ", ".join(f"global {C_TYPES[t]} *{n}" for n, t in args)
+    params = ", ".join(f"{C_TYPES[t]} {n}" if n == "st" else f"global {C_TYPES[t]} *{n}" for n, t in args)
     ty = {n: t for n, t in args}
     body: list[str] = ["  const size_t w = get_group_id(0);"]
     typedefs: list[str] = []
@@ -159,13 +159,17 @@ def kernel_text(case, rows: dict[str, int]) -> str:
         ct = C_TYPES[t]
         typedefs = [_typedef("mat", m.use, R, C, t)]
         row = _LAYOUT["row"]
-        if op in ("load", "store"):
+        if getattr(case, "ocl_axis", "") not in ("", "sg"):  # OpenCL axes (issue 23 item 4)
+            from cts.kernels.coopmat_cl_axes import opencl_c_body
+
+            body += opencl_c_body(case, rows, ct, _LAYOUT)
+        elif op in ("load", "store"):
             lay, stride = _LAYOUT[case.layout], case_stride(case)
             region = "src" if op == "load" else "dst"
             L = rows[region]
             if case.mem == "workgroup":
                 body += [
-                    f"  local {ct} wg[{L}];",
+                    f"  local {ct} wg[{L}] __attribute__((aligned(64)));",  # coopmat_cl_spv.WG_ALIGN
                     f"  for (size_t i = get_local_id(0); i < {L}; i += {sg}) wg[i] = {region}[w * {L} + i];",
                     "  barrier(CLK_LOCAL_MEM_FENCE);",
                 ]

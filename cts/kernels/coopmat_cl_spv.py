@@ -29,10 +29,13 @@ OpenCL 3.0 environment, the OpenCL 2.2 one is the newest).
 from __future__ import annotations
 
 from cts.families.coop import CHAIN, GEMM_TILES, SPLAT_CONST
+from cts.kernels.spirv_tools import TARGET_SPV16
 
-__all__ = ["ENTRY", "buffer_args", "module_text", "TYPES"]
+__all__ = ["ENTRY", "buffer_args", "module_text", "TYPES", "SCALAR_ARGS", "WG_ALIGN"]
 
 ENTRY = "coop"
+WG_ALIGN = 64  # bytes a workgroup array is aligned to (its Load/Store pointer, 0x107A)
+SCALAR_ARGS = ("st",)  # ``rtstride``: the Stride as a ulong kernel argument
 
 # component type -> (SPIR-V id, declaration, capability, width, kind)
 TYPES: dict[str, tuple[str, str, str, int, str]] = {
@@ -72,7 +75,9 @@ def buffer_args(case) -> list[tuple[str, str]]:
         "load": [("src", t), ("out", t)],
         "store": [("x", t), ("dst", t)],
         "convert": [("x", t), ("out", case.to or t)],
-    }.get(op, [("x", t), ("y", t), ("out", t)])
+    }.get(op, [("x", t), ("y", t), ("out", t)]) + (
+        [("st", "u64")] if getattr(case, "rtstride", False) else []
+    )
 
 
 def _const_literal(value, t: str) -> str:
@@ -88,6 +93,7 @@ class _Module:
     def __init__(self) -> None:
         self.caps: dict[str, None] = dict.fromkeys(("Addresses", "Kernel", "Int64", "CooperativeMatrixKHR"))
         self.caps["SubgroupDispatch"] = None
+        self.exts: dict[str, None] = {"SPV_KHR_cooperative_matrix": None}
         self.decls: dict[str, str] = {}  # id -> declaration text (insertion order)
         self.body: list[str] = []
         self.n = 0
@@ -185,14 +191,15 @@ class _Module:
         self.emit(f"OpControlBarrier {wg} {wg} {self.const('u32', 0x110)}")  # WorkgroupMemory|SeqCst
 
     def text(self, params: list[tuple[str, str]], interface: list[str], sg: int, pre: list[str]) -> str:
-        ptypes = [self.ptr(t) for _, t in params]
+        ptypes = [self.scalar(t) if n in SCALAR_ARGS else self.ptr(t) for n, t in params]
         self.decl("%void", "OpTypeVoid")
         fn = self.decl(
             f"%fn{len(params)}_" + "_".join(p[4:] for p in ptypes), "OpTypeFunction %void " + " ".join(ptypes)
         )
-        head = [f"OpCapability {c}" for c in self.caps]
+        head = [TARGET_SPV16] if "SPV_ARM_cooperative_matrix_layouts" in self.exts else []
+        head += [f"OpCapability {c}" for c in self.caps]
+        head += [f'OpExtension "{x}"' for x in self.exts]
         head += [
-            'OpExtension "SPV_KHR_cooperative_matrix"',
             "OpMemoryModel Physical64 OpenCL",
             f'OpEntryPoint Kernel %main "{ENTRY}" ' + " ".join(interface),
             f"OpExecutionMode %main SubgroupSize {sg}",
@@ -370,6 +377,10 @@ def _matrix(md: _Module, case, rows, w, lid, base, pre: list[str]) -> None:
             value = md.op(f"OpCompositeConstruct {T} {v}", "m")
         md.store(base("out", t), value, "row", C)
         return
+    if getattr(case, "ocl_axis", "") not in ("", "sg"):  # OpenCL axes (issue 23 item 4)
+        from cts.kernels.coopmat_cl_axes import spirv_load_store
+
+        return spirv_load_store(md, case, base)
     if op in ("load", "store"):
         stride = case_stride(case)
         region = "src" if op == "load" else "dst"
@@ -379,6 +390,7 @@ def _matrix(md: _Module, case, rows, w, lid, base, pre: list[str]) -> None:
             arr = md.decl(f"%arr_{sid[1:]}_{L}", f"OpTypeArray {sid} {md.u64(L)}")
             parr = md.decl(f"%pWo_arr_{sid[1:]}_{L}", f"OpTypePointer Workgroup {arr}")
             wgv = md.decl("%wg", f"OpVariable {parr} Workgroup")
+            pre.append(f"OpDecorate %wg Alignment {WG_ALIGN}")  # for the draft's POINTER_ALIGNMENT
             pw = md.ptr(t, "Workgroup")
             wg0 = md.op(f"OpInBoundsAccessChain {pw} {wgv} {md.u64(0)}", "p")
 

@@ -122,18 +122,22 @@ def _key(text: str) -> str:
     return h.hexdigest()
 
 
+TARGET_SPV16 = "; cts-target-env spv1.6"  # first line of a module that needs SPIR-V 1.6 (ARM layouts)
+
+
 def _run_tools(text: str) -> bytes:
+    asm_env, val_env = ("spv1.6", "spv1.6") if text.startswith(TARGET_SPV16) else (ASM_ENV, VAL_ENV)
     with tempfile.TemporaryDirectory(prefix="cts-spv-") as tmp:
         src, spv = os.path.join(tmp, "m.spvasm"), os.path.join(tmp, "m.spv")
         with open(src, "w") as f:
             f.write(text)
         r = subprocess.run(
-            [tool_path("spirv-as"), "--target-env", ASM_ENV, src, "-o", spv], capture_output=True, text=True
+            [tool_path("spirv-as"), "--target-env", asm_env, src, "-o", spv], capture_output=True, text=True
         )
         if r.returncode:
             raise SpirvToolError(f"spirv-as refused the module: {(r.stderr or r.stdout).strip()}")
         r = subprocess.run(
-            [tool_path("spirv-val"), "--target-env", VAL_ENV, spv], capture_output=True, text=True
+            [tool_path("spirv-val"), "--target-env", val_env, spv], capture_output=True, text=True
         )
         if r.returncode:
             raise SpirvToolError(f"spirv-val rejected the module: {(r.stderr or r.stdout).strip()}")

@@ -20,7 +20,7 @@ import pytest
 
 from cts.families.coop import CoopCase, coop_cases, load_profile, profile_names
 
-__all__ = ["coop_matrix_cases", "coop_state"]
+__all__ = ["coop_matrix_cases", "coop_state", "coop_ocl_table"]
 
 APIS = ("vk", "clspv", "clc")
 _STATE: dict = {}
@@ -73,15 +73,29 @@ def cts_rerun_args(config: pytest.Config) -> list[str]:
     return out
 
 
+def _backend():
+    config = _STATE.get("config")
+    if config is None:
+        return None
+    from cts.plugin import HARNESS
+
+    h = config.stash.get(HARNESS, None)
+    return h.backend if h is not None else None
+
+
+def coop_ocl_table(entries, sg: int):
+    """The OpenCL draft table of this session's backend (variants per
+    subgroup size, queries 0x107A / 0x107B; ``cts.families.coop_ocl_axes``),
+    or None where the backend reports none (then the session's entries)."""
+    backend = _backend()
+    fn = getattr(backend, "coop_ocl_table", None)
+    return fn(entries, sg) if fn is not None else None
+
+
 def coop_state() -> tuple[list, int, tuple[str, ...], str]:
     """(entries, subgroup size, apis, source) of this session."""
     config = _STATE.get("config")
-    backend = None
-    if config is not None:
-        from cts.plugin import HARNESS
-
-        h = config.stash.get(HARNESS, None)
-        backend = h.backend if h is not None else None
+    backend = _backend()
     name = config.option.coop_profile if config is not None else None
     entries = sg = None
     source = ""

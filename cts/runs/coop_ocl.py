@@ -1,0 +1,78 @@
+"""Load / Store cases of the OpenCL cooperative-matrix axes (issue 23 item 4;
+``cts.families.coop_ocl_axes``): pointee types other than the component type,
+run-time strides, ARM blocked layouts and the draft queries' minimum pointer
+alignment / Stride; :func:`run_coop_opencl` is the OpenCL forms' runner (the
+``sg`` axis runs the plain ops at another subgroup size through ``cts.runs.coop``).
+
+Buffers (one row per subgroup, the component's storage dtype): ``src`` /
+``dst`` the subgroup's memory region, ``out`` / ``x`` the matrix row-major,
+``st`` (``rtstride``) the Stride the host passes as a kernel argument.
+Expected: the region read / written at the byte addresses of
+``reference.coop_ocl`` (pointee Stride, ARM blocks), judged bit for bit; a
+Store must leave every byte it does not address untouched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from cts.families.coop import storage_dtype
+from cts.families.coop_ocl_axes import POINTEES, axis_memory
+from cts.runs.intel import RunResult
+from reference import coop_ocl as rco
+from reference.dtypes import etype
+
+__all__ = ["run_coop_opencl", "run_ocl_axis", "reference_addresses"]
+
+
+def run_coop_opencl(case, backend, seed: int, profile=None, subgroups: int | None = None) -> RunResult:
+    """The runner of ``cases/test_coop_opencl.py``: the Load/Store cases of the
+    OpenCL axes here (:func:`run_ocl_axis`), every other case (the ``sg`` axis
+    included) through ``cts.runs.coop.run_coop``."""
+    from cts.runs.coop import SUBGROUPS_PER_CASE, run_coop
+    from reference.data import case_rng
+    from reference.tolerance import PROFILES
+
+    subgroups = subgroups or SUBGROUPS_PER_CASE
+    if getattr(case, "ocl_axis", "") in ("", "sg"):
+        return run_coop(case, backend, seed, profile or PROFILES["default"], subgroups)
+    return run_ocl_axis(case, backend, case_rng(seed, f"{case.family}[{case.id}]"), subgroups)
+
+
+def reference_addresses(case) -> np.ndarray:
+    """(rows, cols, z) byte addresses from the Load/Store pointer's region
+    start (the reference rule of the case's layout, pointee and Stride)."""
+    m = case.mat
+    z = etype(m.t).bits // 8
+    if case.layout in rco.ARM_LAYOUTS:
+        return rco.arm_blocked_addresses(m.rows, m.cols, z, case.layout, int(case.stride[2:]))
+    mem = axis_memory(case)  # offset and Stride are parameters of the case
+    psize = POINTEES[case.ptr][0] if case.ptr else z
+    return rco.pointee_addresses(m.rows, m.cols, case.layout, mem.stride, z, psize) + mem.offset
+
+
+def run_ocl_axis(case, backend, rng, S: int) -> RunResult:
+    from cts.runs.coop import _exact_verdict, _random_finite_bits, _run, _wrap
+
+    m, t = case.mat, etype(case.mat.t)
+    st = storage_dtype(m.t)
+    mem = axis_memory(case)
+    L = mem.region // (t.bits // 8)
+    addr = reference_addresses(case)
+    extra = {"st": np.full((S, 4), mem.stride, np.uint32)} if case.rtstride else {}
+    shape = (S, m.rows, m.cols)
+    if case.op == "load":
+        src = _random_finite_bits(rng, t, (S, L))
+        bufs = {"src": src, "out": np.zeros((S, m.rows * m.cols), st)} | extra
+        got = _run(backend, case, bufs)
+        exp = rco.read_elements(src.view(np.uint8).reshape(S, -1), addr, st)
+        v = _exact_verdict(exp, got["out"].reshape(shape), t)
+        return _wrap(v, bufs, exp, got["out"])
+    x = _random_finite_bits(rng, t, shape)
+    dst = _random_finite_bits(rng, t, (S, L))
+    bufs = {"x": x.reshape(S, -1), "dst": dst} | extra
+    got = _run(backend, case, bufs)
+    exp = rco.write_elements(dst.view(np.uint8).reshape(S, -1), addr, x).view(st)
+    v = _exact_verdict(exp[:, None, :], got["dst"][:, None, :], t)
+    v.notes.append("store: columns of the verdict are offsets in the destination region")
+    return _wrap(v, bufs, exp, got["dst"])
