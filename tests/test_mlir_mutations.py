@@ -78,6 +78,7 @@ def test_mlir_faults_are_caught_by_their_op(catches):
 NEW_AXIS_FAULTS = {
     "gpu_rotate_high_word_lost": lambda c: c.op == "gpu_rotate" and c.elem in ("i64", "f64"),
     "gpu_rotate_wave32_halves": lambda c: c.op == "gpu_rotate" and c.sg == 64,
+    "gpu_rotate_narrow_packed_words": lambda c: c.op == "gpu_rotate" and c.elem in ("i8", "i16", "bf16"),
     "mlir_maxf_as_maxnumf": lambda c: c.data == "nan" and c.optype in ("maxf", "minf"),
     "mlir_minmax_zero_sign_ignored": lambda c: c.data != "" and c.optype in ("maxf", "minf"),
     "mlir_negatef_as_zero_minus": lambda c: c.data != "" and c.optype == "negatef",
@@ -95,6 +96,7 @@ MUST_CATCH = {
     "mlir_elementwise_ab_layout": ("elementwise-addf-f16-AOp", "elementwise-addi-i32-BOp"),
     "gpu_rotate_high_word_lost": ("gpu_rotate-i64-sg8-w8-off1", "gpu_rotate-f64x2-sg8-w4-off1"),
     "gpu_rotate_wave32_halves": ("gpu_rotate-f32-sg64-w64-off1",),
+    "gpu_rotate_narrow_packed_words": ("gpu_rotate-i8-sg8-w8-off1", "gpu_rotate-i16-sg8-w8-off1"),
 }
 
 

@@ -66,6 +66,8 @@ MLIR_FAULTS: dict[str, str] = {
     "(the high word stays the lane's own)",
     "gpu_rotate_wave32_halves": "gpu.rotate in a subgroup of 64 rotates each half of 32 lanes on its own "
     "(a width-64 rotate wraps at lane 32)",
+    "gpu_rotate_narrow_packed_words": "gpu.rotate of i8 / i16 / bf16 values kept packed in 32-bit words "
+    "moves the offset in words, not elements (the lane offset scaled by the elements a word holds)",
 }
 
 _NP = {
@@ -81,6 +83,10 @@ _NP = {
     "bf16": ml_dtypes.bfloat16,
     "i1": np.int32,  # a Boolean lane value, held as 0 / 1
 }
+
+
+_PACKED = (np.dtype(np.int8), np.dtype(np.int16), np.dtype(ml_dtypes.bfloat16))  # narrow types a
+# lowering may keep packed in 32-bit words (f16 has its own storage capability; i1 is held as i32)
 
 
 @dataclass
@@ -333,6 +339,9 @@ class MlirEmulation:
                 if w == 64 and "gpu_rotate_wave32_halves" in f:
                     for h in (0, 32):
                         out[:, h : h + 32] = np.roll(v[:, h : h + 32], -off % 32, axis=1)
+                if "gpu_rotate_narrow_packed_words" in f and v.dtype in _PACKED:
+                    per = 4 // v.dtype.itemsize
+                    out[:, :w] = np.roll(v[:, :w], -(off * per) % w, axis=1)
                 if v.dtype.itemsize == 8 and "gpu_rotate_high_word_lost" in f:
                     lo = np.uint64(0xFFFFFFFF)
                     moved, own = out.view(np.uint64), v.view(np.uint64)
