@@ -347,7 +347,7 @@ def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], inter
     if rec is None or not rec.rows:
         print(f"cts sweep: no case recorded in {jdir} (shard exit codes {sorted(set(codes), key=str)})")
         return 2 if interrupted else (5 if set(codes) <= {5} else 3)
-    for p in write_record(rec, report, aside=True):
+    for p in write_record(rec, report):
         print(f"cts sweep: {p}")
     tot = summarize(rec.rows)
     merged = time.perf_counter() - t1

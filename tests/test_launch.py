@@ -228,29 +228,6 @@ def test_a_journal_read_ahead_is_used_only_while_the_file_is_unchanged(tmp_path)
     assert rows == {"a": "passed", "b": "failed"}
 
 
-ASIDE = """
-import os, sys
-from cts.report.markdown import _aside, _one_thread
-assert _one_thread()
-assert _aside(lambda n: "é" * n, 70000)() == "é" * 70000  # more than a pipe holds at once
-me = os.getpid()
-assert _aside(lambda: str(os.getpid()))() != str(me)  # built by a child
-def broken():
-    raise KeyError("in the child and again here")
-get = _aside(broken)
-try:
-    get()
-except KeyError as e:
-    print("raised here:", e, os.getpid() == me)
-"""
-
-
-def test_the_html_built_aside_equals_the_html_built_here_and_a_failing_child_raises_here():
-    p = subprocess.run([sys.executable, "-c", ASIDE], cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr[-2000:]
-    assert p.stdout.strip() == "raised here: 'in the child and again here' True"
-
-
 def test_the_sweep_keeps_compiled_modules_outside_the_tree_when_bytecode_writing_is_off(tmp_path):
     env = {
         **__import__("os").environ,

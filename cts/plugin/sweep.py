@@ -206,7 +206,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
                 }
             )
         try:
-            for p in write_record(rec, d, extra_notes=extra, aside=True):
+            for p in write_record(rec, d, extra_notes=extra):
                 say(f"cts report: {p}")
         except OSError as e:  # the record is kept; its report is not: exit 3 whatever the verdicts
             say(f"cts report: {e}", red=True)

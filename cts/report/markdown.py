@@ -449,61 +449,10 @@ def _write_set(files: dict[Path, str]) -> None:
                 pass
 
 
-def _one_thread() -> bool:
-    """This process has no other OS thread (a driver's worker threads, an
-    xdist controller's I/O threads): forking it cannot leave a lock held."""
-    try:
-        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
-            return any(ln.split() == ["Threads:", "1"] for ln in fh)
-    except OSError:
-        return False
-
-
-def _aside(fn, *args):
-    """``fn(*args)`` (text) computed by a forked child while this process
-    goes on; returns the getter of its value.  Only where this process has
-    no other thread; else, or where fork fails, computed here.  A child that
-    fails hands the work back to this process, which then raises the error
-    itself."""
-    if not _one_thread():
-        value = fn(*args)
-        return lambda: value
-    try:
-        r, w = os.pipe()
-        pid = os.fork()
-    except (OSError, AttributeError):
-        value = fn(*args)
-        return lambda: value
-    if pid == 0:  # the child: compute, send, leave without running the parent's exit handlers
-        code = 1
-        try:
-            os.close(r)
-            data = fn(*args).encode("utf-8")
-            with os.fdopen(w, "wb") as fh:
-                fh.write(data)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(w)
-
-    def get() -> str:
-        with os.fdopen(r, "rb") as fh:
-            data = fh.read()
-        _, status = os.waitpid(pid, 0)
-        return data.decode("utf-8") if os.waitstatus_to_exitcode(status) == 0 else fn(*args)
-
-    return get
-
-
 def write_reports(
-    rows: list[dict],
-    out_dir: str | Path,
-    sessions: list[dict] | None = None,
-    record: Record | None = None,
-    aside: bool = False,
+    rows: list[dict], out_dir: str | Path, sessions: list[dict] | None = None, record: Record | None = None
 ) -> list[Path]:
-    """report.md, report.html and results.csv in ``out_dir``, all or none.
-    ``aside``: the HTML is built by a forked child meanwhile (``_aside``)."""
+    """report.md, report.html and results.csv in ``out_dir``, all or none."""
     from cts.numerics.report import report_section
     from cts.report.html import html_report
 
@@ -516,18 +465,19 @@ def write_reports(
         raise OSError(f"cannot write the report to {out_dir}: {e.strerror or e}") from None
     num_md, num_html = report_section(out_dir)  # python -m cts numerics output beside it, if any
     md, page, res = out_dir / "report.md", out_dir / "report.html", out_dir / "results.csv"
-    html = _aside(html_report, rows, sessions, record) if aside else None
-    text, csv = markdown_report(rows, sessions, record) + num_md, csv_text(rows)
-    page_text = html() if html is not None else html_report(rows, sessions, record)
-    _write_set({md: text, page: page_text.replace("</body>", num_html + "</body>", 1), res: csv})
+    _write_set(
+        {
+            md: markdown_report(rows, sessions, record) + num_md,
+            page: html_report(rows, sessions, record).replace("</body>", num_html + "</body>", 1),
+            res: csv_text(rows),
+        }
+    )
     return [md, page, res]
 
 
-def write_record(
-    rec: Record, out_dir: str | Path, extra_notes: list[dict] | None = None, aside: bool = False
-) -> list[Path]:
-    """The three reports of a merged record (``aside``: see ``write_reports``)."""
-    return write_reports(rec.rows, out_dir, [*rec.sessions, *rec.notes, *(extra_notes or [])], rec, aside)
+def write_record(rec: Record, out_dir: str | Path, extra_notes: list[dict] | None = None) -> list[Path]:
+    """The three reports of a merged record."""
+    return write_reports(rec.rows, out_dir, [*rec.sessions, *rec.notes, *(extra_notes or [])], rec)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -563,7 +513,7 @@ def main(argv: list[str]) -> int:
         print(f"cts report: journal problem: {p}")
     if len(rec.problems) > 20:
         print(f"cts report: ... {len(rec.problems) - 20} more journal problems (listed in the report)")
-    for p in write_record(rec, a.out, aside=True):
+    for p in write_record(rec, a.out):
         print(p)
     tot = summarize(rec.rows)
     print(", ".join(f"{k} {v}" for k, v in tot.items() if v))
