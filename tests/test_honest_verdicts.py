@@ -73,7 +73,7 @@ def test_a_suite_defect_is_an_error_and_a_failed_check_is_a_verdict():
     import pytest
 
     from cts.errors import CaseError, HarnessError
-    from cts.plugin import harness_cause
+    from cts.plugin.casejournal import harness_cause
 
     class Call:
         def __init__(self, exc):
@@ -94,7 +94,7 @@ def test_a_toolchain_refusal_is_reported_apart_from_device_verdicts_and_harness_
     import pytest
 
     from cts.errors import HarnessError, ToolchainError
-    from cts.plugin import harness_cause
+    from cts.plugin.casejournal import harness_cause
     from cts.report.html import html_report
     from cts.report.markdown import markdown_report
 

@@ -12,7 +12,6 @@ import importlib.util
 import os
 import shlex
 import time
-from pathlib import Path
 
 import pytest
 
@@ -44,6 +43,7 @@ ROOM_PLUGINS: tuple[str, ...] = (
 ROOM_PLUGINS += ("cts.plugin.numerics",)  # --emulator-model, --numerics-tiles
 ROOM_PLUGINS += ("cts.plugin.joint",)  # --joint-lowering (issue 17)
 ROOM_PLUGINS += ("cts.plugin.record",)  # the run's journal: run id, configuration, session header
+ROOM_PLUGINS += ("cts.plugin.casejournal",)  # every case's start marker and outcome row
 
 
 # ---------------------------------------------------------------- options
@@ -224,6 +224,10 @@ class Harness:
         self._row_base: dict | None = None
         self._timeout: float | None = None
         self.item: pytest.Item | None = None  # the item being set up / run (set by pytest_runtest_setup)
+        self.runner: CaseRunner | None = None  # the session's ``cts`` fixture value
+        o = config.option
+        shows = any(getattr(o, k, False) for k in ("setupshow", "setuponly", "setupplan"))
+        self.fill_fixtures = not shows  # fill_known_fixtures: pytest prints what it sets up itself
 
     @property
     def device(self):
@@ -409,182 +413,75 @@ def cts(pytestconfig: pytest.Config) -> CaseRunner:
     h = pytestconfig.stash.get(HARNESS, None)
     if h is None:
         pytest.skip("the cts plugin is not configured")
-    return CaseRunner(h)
+    if h.runner is None:
+        h.runner = CaseRunner(h)
+    return h.runner
 
 
-# --------------------------------------------------------------- journal
-def _journaled(item: pytest.Item) -> bool:
-    """Every test of the conformance modules is journaled (a case, or a
-    check of its own such as a rejected capability), not the self-tests."""
-    return isinstance(item, pytest.Function) and (
-        "case" in item.fixturenames or Path(str(item.path)).parent.name == "cases"
-    )
+# ------------------------------------------------ the fixtures of a case item
+# A case item asks for ``case`` (its direct parameter), ``cts`` (a session
+# fixture) and, through them, ``pytestconfig`` and ``request``.  pytest
+# resolves each of them again for every item (a new FixtureDef for every
+# ``request``, a signature inspection each, finalizers registered and run):
+# about 0.2 ms a case, a seventh of a serial emulator sweep.  Their values
+# are known without it, so they are put in ``item.funcargs`` before pytest's
+# fixture filling, which leaves names already there alone.  Only where the
+# item's own fixture definition is the one meant (a module overriding
+# ``cts`` or ``pytestconfig``, or an indirect ``case``, is left to pytest),
+# and not under --setup-show / --setup-only / --setup-plan, which print
+# the fixtures pytest sets up.
+_PLANS: dict[int, tuple] = {}  # id(fixtureinfo) -> (fixtureinfo, names): the definitions live all session
 
 
-def _case_fields(item: pytest.Item) -> dict:
-    """Family, id, spec row, axes and tier of a case item (from what
-    ``cts.check`` recorded, else from the ``case`` parameter, else from the
-    module ``cases/test_<family>.py`` and the pytest id)."""
-    rec = item.stash.get(RECORD, {})
-    case = item.callspec.params.get("case") if hasattr(item, "callspec") else None
-    if not rec and getattr(case, "family", "") and getattr(case, "id", ""):  # every field from the case
-        return {
-            "nodeid": item.nodeid,
-            "family": case.family,
-            "case_id": case.id,
-            "spec_row": getattr(case, "spec_row", ""),
-            "axes": getattr(case, "axes", {}),
-            "tier": getattr(case, "tier", ""),
-        }
-    return _case_fields_slow(item, rec, case)
+def _own(fixturedefs, module: str, name: str) -> bool:
+    """The item's closest definition of a fixture is ``module.name``
+    (``_pytest``: any of pytest's own modules, which move between versions)."""
+    func = getattr(fixturedefs[-1], "func", None) if fixturedefs else None
+    func = getattr(func, "_get_wrapped_function", lambda: func)()  # pytest >= 8.4 wraps fixture functions
+    mod = getattr(func, "__module__", "") or ""
+    where = mod.startswith("_pytest.") if module == "_pytest" else mod == module
+    return where and getattr(func, "__name__", "") == name
 
 
-def _case_fields_slow(item: pytest.Item, rec: dict, case) -> dict:
-    module_family = Path(str(item.path)).stem.removeprefix("test_")
-    own_id = item.callspec.id if hasattr(item, "callspec") else item.name
-    return {
-        "nodeid": item.nodeid,
-        "family": rec.get("family") or getattr(case, "family", "") or module_family,
-        "case_id": rec.get("case_id") or getattr(case, "id", "") or f"{item.originalname}[{own_id}]",
-        "spec_row": rec.get("spec_row") or getattr(case, "spec_row", ""),
-        "axes": rec.get("axes") or getattr(case, "axes", {}),
-        "tier": rec.get("tier") or getattr(case, "tier", ""),
-    }
+def _plan(item: pytest.Item) -> tuple[str, ...]:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return ()
+    known = _PLANS.get(id(info))
+    if known is not None and known[0] is info:
+        return known[1]
+    defs = info.name2fixturedefs
+    names = []
+    if _own(defs.get("cts"), __name__, "cts"):
+        names.append("cts")
+    if _own(defs.get("pytestconfig"), "_pytest", "pytestconfig"):
+        names.append("pytestconfig")
+    if _own(defs.get("case"), "_pytest", "get_direct_param_fixture_func"):
+        names.append("case")
+    if names and isinstance(getattr(item, "_request", None), pytest.FixtureRequest):
+        names.append("request")
+    _PLANS[id(info)] = (info, tuple(names))
+    return tuple(names)
 
 
-def _timeout_of(item: pytest.Item, h: Harness) -> float:
-    """The pytest-timeout limit of a case (marker, option, ini), 0 if none."""
-    mark = item.get_closest_marker("timeout")
-    if mark is not None and mark.args:
-        return float(mark.args[0] or 0)
-    return h.timeout_option()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Journal a start marker before the case runs: if the process dies
-    inside it, the reader turns the marker into a ``crash`` row."""
-    h = item.config.stash.get(HARNESS, None)
-    if h is None:
+def fill_known_fixtures(item: pytest.Item, h: Harness) -> None:
+    """Put the values of a case item's known fixtures in ``item.funcargs``."""
+    if not h.fill_fixtures:
         return
-    h.item = item  # the case the session's ``cts`` fixture judges next
-    if not _journaled(item):
+    fa = getattr(item, "funcargs", None)
+    if fa is None:
         return
-    fields = item.stash[FIELDS] = _case_fields(item)
-    journal_append(
-        item.config,
-        {
-            "kind": "start",
-            **fields,  # backend, device, driver, seed, profile, worker, rerun: in the journal's header
-            "timeout_s": _timeout_of(item, h),
-            "time": time.time(),
-        },
-        session=item.session,
-    )
-
-
-def _is_timeout(report) -> bool:
-    """pytest-timeout (signal method) fails the case with its own message."""
-    return report.failed and "from pytest-timeout" in str(report.longrepr)
-
-
-def harness_cause(call) -> str | None:
-    """Why a failed call is the suite's, not the device's: a ``HarnessError``
-    (a host tool missing or failing, a module the suite generated that a
-    tool rejects), or an exception no device verdict raises (a bug of the
-    suite: TypeError, KeyError, ...).  None for a device verdict: a check
-    that failed (``pytest.fail`` with the mismatches, an assertion of a
-    conformance test) or a ``CaseError`` (the driver refused or failed)."""
-    if call.excinfo is None:
-        return None
-    exc = call.excinfo.value
-    if isinstance(exc, HarnessError):
-        return "harness"
-    if isinstance(exc, (AssertionError, CaseError, pytest.fail.Exception)):
-        return None
-    if isinstance(exc, Exception):
-        return "suite"
-    return None  # KeyboardInterrupt, pytest outcomes: not a case result
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_report_teststatus(report, config):
-    """A harness error is shown as ERROR (``E``), counted with pytest's own
-    errors, never as a FAILED device verdict."""
-    if report.when == "call" and getattr(report, "cts_outcome", None) == "error":
-        return "error", "E", ("ERROR", {"red": True})
-    return None
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call):
-    report = yield
-    _journal_report(item, call, report)
-    return report
-
-
-def _journal_report(item: pytest.Item, call, report) -> None:
-    """The journal row of a finished phase (call, or a setup that did not pass)."""
-    h = item.config.stash.get(HARNESS, None)
-    if h is None or not _journaled(item):
-        return
-    phase_done = report.when == "call" or (report.when == "setup" and not report.passed)
-    if not phase_done:
-        return
-    rec = item.stash.get(RECORD, {})
-    if report.skipped and hasattr(report, "wasxfail"):
-        outcome_name = "xfailed"
-    elif report.passed and hasattr(report, "wasxfail"):
-        outcome_name = "xpassed"
-    elif report.skipped:
-        outcome_name = "skipped"
-    elif _is_timeout(report) or (report.failed and rec.get("timeout")):
-        outcome_name = "timeout"
-    elif report.failed and report.when == "call" and (cause := harness_cause(call)):
-        outcome_name = "error"
-        report.cts_outcome = "error"  # read by pytest_report_teststatus (also on the xdist controller)
-        if cause == "harness":  # the message says it all; a traceback adds nothing
-            what = "TOOLCHAIN VERDICT" if isinstance(call.excinfo.value, ToolchainError) else "HARNESS ERROR"
-            report.longrepr = f"{what} (not a device verdict): {call.excinfo.value}"
-    elif report.failed:
-        outcome_name = "failed" if report.when == "call" else "error"
-    else:
-        outcome_name = "passed"
-    reason = ""
-    if report.skipped and isinstance(report.longrepr, tuple):
-        reason = str(report.longrepr[2]).removeprefix("Skipped: ")
-    elif hasattr(report, "wasxfail"):
-        reason = report.wasxfail
-    elif report.failed:
-        reason = str(report.longrepr)[:4000]
-    verdict = rec.get("verdict") or {}
-    fields = item.stash.get(FIELDS, None)
-    if fields is None or (rec and (rec["family"], rec["case_id"]) != (fields["family"], fields["case_id"])):
-        fields = _case_fields(item)  # what cts.check recorded names the case better than its parameter
-    row = {
-        **fields,
-        "outcome": outcome_name,
-        "reason": reason,
-        "duration": round(report.duration, 6),
-        "max_ratio": rec.get("max_ratio"),
-        "max_error": rec.get("max_error"),
-        "rule": verdict.get("rule"),
-        "verdict": rec.get("verdict"),
-        "error": rec.get("error"),
-        "time": time.time(),
-        **({"toolchain": rec["toolchain"]} if rec.get("toolchain") else {}),
-    }
-    # JUnit XML (--junitxml) carries these as <property> of the test case
-    # (junitxml reads the item's properties from the teardown report)
-    if getattr(item.config.option, "xmlpath", None):  # only for --junitxml: every report carries them
-        props = {**h.row_base, **row}
-        for key in ("family", "case_id", "outcome", "max_ratio", "seed", "device"):
-            if props.get(key) not in (None, ""):
-                item.user_properties.append((f"cts_{key}", str(props[key])))
-    journal_append(item.config, row, session=item.session)
-    for key in (RECORD, FIELDS):  # journaled: nothing of the case stays with its item
-        if key in item.stash:
-            del item.stash[key]
+    for name in _plan(item):
+        if name == "case":
+            fa[name] = item.callspec.params[name]
+        elif name == "cts":
+            if h.runner is None:
+                h.runner = CaseRunner(h)
+            fa[name] = h.runner
+        elif name == "pytestconfig":
+            fa[name] = item.config
+        else:
+            fa[name] = item._request
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -28,9 +28,9 @@ def _harness(config: pytest.Config):
 
 
 def _is_case(item: pytest.Item) -> bool:
-    from cts.plugin import _journaled
+    from cts.plugin.casejournal import journaled
 
-    return _journaled(item)
+    return journaled(item)
 
 
 class RunState:

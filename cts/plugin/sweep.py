@@ -110,10 +110,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     try:
         return (yield)
     except KeyboardInterrupt:
-        from cts.plugin import _journaled
+        from cts.plugin.casejournal import journaled
         from cts.plugin.record import journal_append
 
-        if _journaled(item):
+        if journaled(item):
             journal_append(item.config, {"kind": "interrupted", "nodeid": item.nodeid, "time": time.time()})
         raise
 
