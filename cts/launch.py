@@ -125,6 +125,9 @@ def main(argv: list[str]) -> int:
         warm += f" (compiled modules kept in {cache}: PYTHONDONTWRITEBYTECODE is set)"
     if fork:  # the shards start from this process's imports: no interpreter, pytest or numpy start-up
         _warm_imports(collect=not a.no_warm_up)
+        import gc
+
+        gc.freeze()  # what the shards inherit stays out of their collectors: no walk, no copy-on-write
         warm = f" (warm-up {time.perf_counter() - t0:.2f}s)" + warm
     print(f"cts sweep: run {run_id}, {n} shard processes, report in {report}{warm}", flush=True)
     interrupted = False

@@ -14,7 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-CONFTEST = '''
+CONFTEST = """
 import pytest
 from _pytest.fixtures import TopRequest
 pytest_plugins = ["cts.plugin"]
@@ -36,11 +36,13 @@ def pytest_pyfunc_call(pyfuncitem):
     # pytest's own resolution of each, asked for now (what it would have put there)
     own = {k: it._request.getfixturevalue(k) for k in filled}
     same = all(filled[k] is own[k] for k in filled)
-    print(f"CHECK {it.name} {sorted(filled)} same={same} case={it.funcargs['case'].id}")
+    import gc
+    frozen = gc.get_freeze_count()
+    print(f"CHECK {it.name} {sorted(filled)} same={same} case={it.funcargs['case'].id} frozen={frozen}")
     return None
-'''
+"""
 
-CASES = '''
+CASES = """
 import pytest
 from types import SimpleNamespace as NS
 
@@ -50,9 +52,9 @@ def three(tiers):
 @pytest.mark.cts_cases.with_args(three)
 def test_demo(case, cts):
     assert case.value in (0, 1, 2) and hasattr(cts, "check")
-'''
+"""
 
-OVERRIDE = '''
+OVERRIDE = """
 import pytest
 from types import SimpleNamespace as NS
 
@@ -66,15 +68,16 @@ def two(tiers):
 @pytest.mark.cts_cases.with_args(two)
 def test_override(case, cts):
     assert cts == "the module's own"
-'''
+"""
 
 
-def _run(tmp_path: Path, *extra: str) -> str:
+def _run(tmp_path: Path, *extra: str, env_extra: dict | None = None) -> str:
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "test_demo.py").write_text(CASES)
     (tmp_path / "test_override.py").write_text(OVERRIDE)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CTS_"))}
     env["PYTHONPATH"] = str(ROOT)
+    env.update(env_extra or {})
     cmd = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:xdist", "-p", "no:cacheprovider",
            "--no-report", "--rootdir", str(tmp_path), str(tmp_path), *extra]  # fmt: skip
     p = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
@@ -90,7 +93,7 @@ def test_filled_values_are_pytests_own(tmp_path):
     assert len(demo) == 3
     for c in demo:  # all four filled by the plugin, each the very object pytest resolves
         assert "['case', 'cts', 'pytestconfig', 'request'] same=True" in c, c
-    assert {c.split("case=")[1] for c in demo} == {"c0", "c1", "c2"}
+    assert {c.split("case=")[1].split()[0] for c in demo} == {"c0", "c1", "c2"}
     for c in checks:
         if "test_override" in c:  # the module's own ``cts``: left to pytest (its test asserts the value)
             assert "'cts'" not in c and "same=True" in c, c
@@ -101,3 +104,15 @@ def test_setup_show_still_shows_the_fixtures(tmp_path):
     assert "SETUP    S cts" in out and "SETUP    F case" in out, out[-2000:]
     checks = re.findall(r"CHECK .*", out)
     assert checks and all("[] same=True" in c for c in checks), checks  # nothing filled: pytest did it
+
+
+def test_collection_is_frozen_out_of_the_cyclic_collector(tmp_path):
+    """cts/plugin/gcpolicy.py: what collection built is frozen while cases
+    run; CTS_GC_FREEZE=0 leaves the collector alone."""
+    frozen = [int(x) for x in re.findall(r"frozen=(\d+)", _run(tmp_path, "-k", "demo"))]
+    assert len(frozen) == 3 and min(frozen) > 1000, frozen
+    off = [
+        int(x)
+        for x in re.findall(r"frozen=(\d+)", _run(tmp_path, "-k", "demo", env_extra={"CTS_GC_FREEZE": "0"}))
+    ]
+    assert off == [0, 0, 0], off

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cts.plugin.gcpolicy import paused_collection
 from cts.report.journal import check_run_id
 from cts.report.markdown import record_status, write_record
 from cts.report.record import read_record
@@ -182,7 +183,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
     sources = ([st.dir] if st is not None and st.dir.exists() else []) + resume
     if not sources:
         return
-    rec = read_record(sources)
+    with paused_collection():  # tens of thousands of rows, no cyclic garbage (cts/plugin/gcpolicy.py)
+        rec = read_record(sources)
     mine = _cfg(config)
     other = {r.get("cfg") for r in rec.rows} - {mine}
     if resume and other:  # the report of this run is about its configuration; the others are noted
@@ -206,7 +208,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
                 }
             )
         try:
-            for p in write_record(rec, d, extra_notes=extra):
+            with paused_collection():
+                written = write_record(rec, d, extra_notes=extra)
+            for p in written:
                 say(f"cts report: {p}")
         except OSError as e:  # the record is kept; its report is not: exit 3 whatever the verdicts
             say(f"cts report: {e}", red=True)

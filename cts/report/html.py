@@ -121,6 +121,7 @@ def matrix_axes(rows: list[dict]) -> tuple[str | None, list[str]]:
     order = [k for k in PREFERRED if k in values and k != col]
     order += sorted((k for k in cand if k not in order and k != col), key=lambda k: (len(values[k]), k))
     chosen: list[str] = []
+    combos: list[tuple] | None = None  # the distinct value tuples of ``order`` (made when first needed)
     bound = 1  # the product of the chosen axes' value counts: an upper bound of the rows
     for k in order:
         if len(chosen) == MAX_ROW_AXES:
@@ -129,8 +130,10 @@ def matrix_axes(rows: list[dict]) -> tuple[str | None, list[str]]:
         if n > MAX_ROWS:  # more rows than allowed whatever the other axes
             continue
         if bound * (n + (k not in values)) > MAX_ROWS:  # (a row without the axis is a row of its own)
-            keys = {tuple(str((r.get("axes") or {}).get(a, "")) for a in (*chosen, k)) for r in rows}
-            if len(keys) > MAX_ROWS:
+            if combos is None:
+                combos = list({tuple(str((r.get("axes") or {}).get(a, "")) for a in order) for r in rows})
+            at = [order.index(a) for a in (*chosen, k)]
+            if len({tuple(c[i] for i in at) for c in combos}) > MAX_ROWS:
                 continue
         chosen.append(k)
         bound *= n + 1

@@ -288,16 +288,19 @@ def _parse_file(f: Path) -> tuple[list[tuple[dict | None, list[dict], int]], lis
         if raw is None:
             problems.append(f"{name}:{n}: line longer than {MAX_LINE} bytes skipped")
             continue
-        text = raw.decode("utf-8", errors="replace").strip()
-        if not text:
-            continue
         try:
-            row = loads(text)
-        except ValueError as e:
-            problems.append(
-                f"{name}:{n}: not JSON ({str(e)[:80]}); a line cut by a killed process or a bad copy"
-            )
-            continue
+            row = loads(raw)  # bytes: no decode and strip of its own (almost every line)
+        except ValueError:
+            text = raw.decode("utf-8", errors="replace").strip()
+            if not text:
+                continue
+            try:
+                row = loads(text)
+            except ValueError as e:
+                problems.append(
+                    f"{name}:{n}: not JSON ({str(e)[:80]}); a line cut by a killed process or a bad copy"
+                )
+                continue
         why = row_problem(row)
         if why:
             problems.append(f"{name}:{n}: {why}")
@@ -427,6 +430,14 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
     out: list[dict] = []
     for key in set(results) | set(starts):
         res_rows, st_rows = results.get(key, []), starts.get(key, [])
+        if len(res_rows) == 1 and len(st_rows) == 1 and _plain(res_rows[0], st_rows[0]):
+            row = dict(res_rows[0])  # one start and its own result: the row itself, no history
+            row["run"] = row.pop("_run", "")
+            row["cfg"] = row.pop("_cfg", key[0])
+            row.pop("_file", None)
+            row.pop("_proc", None)
+            out.append(row)
+            continue
         res = max(res_rows, key=_t, default=None)
         st = max(st_rows, key=_t, default=None)
         if res is None and st is None:  # stopped by the user (Ctrl-C) before any result: not run
@@ -461,6 +472,18 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
         s.pop("_run", None)
     out.sort(key=lambda r: (str(r.get("family", "")), r["nodeid"], r["cfg"]))
     return Record(out, sessions, notes, runs, problems, configs)
+
+
+def _plain(res: dict, st: dict) -> bool:
+    """A case's only result and only start marker, from one process, the
+    result after the start and not a crash: what the general path makes of
+    it is the result row itself (a history of one verdict)."""
+    return (
+        res.get("outcome") != "crash"
+        and res.get("_proc") is not None
+        and res.get("_proc") == st.get("_proc")
+        and _t(res) >= _t(st)
+    )
 
 
 def _history(results: list[dict], starts: list[dict]) -> list[dict]:
