@@ -117,6 +117,8 @@ def main(argv: list[str]) -> int:
         pytest_args = _without(pytest_args, ("--junitxml", "--junit-xml"))
     n = a.jobs
     t0 = time.perf_counter()
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):  # before numpy is imported (warm-up): one
+        os.environ.setdefault(var, "1")  # BLAS thread per shard, N shards; the launcher forks single-threaded
     procs: list[tuple[int, subprocess.Popen | _Forked, Path]] = []
     fork = hasattr(os, "fork") and not a.spawn
     warm = ""
@@ -350,7 +352,7 @@ def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], inter
     if rec is None or not rec.rows:
         print(f"cts sweep: no case recorded in {jdir} (shard exit codes {sorted(set(codes), key=str)})")
         return 2 if interrupted else (5 if set(codes) <= {5} else 3)
-    for p in write_record(rec, report):
+    for p in write_record(rec, report, aside=True):  # the HTML in a child (one-threaded launcher)
         print(f"cts sweep: {p}")
     tot = summarize(rec.rows)
     merged = time.perf_counter() - t1

@@ -228,6 +228,33 @@ def test_a_journal_read_ahead_is_used_only_while_the_file_is_unchanged(tmp_path)
     assert rows == {"a": "passed", "b": "failed"}
 
 
+ASIDE = """
+import os, sys
+import numpy  # the launcher imports it (warm-up) with OPENBLAS_NUM_THREADS=1 set before
+from cts.report.aside import aside, one_thread
+assert one_thread()
+assert aside(lambda n: "é" * n, 70000)() == "é" * 70000  # more than a pipe holds at once
+me = os.getpid()
+assert aside(lambda: str(os.getpid()))() != str(me)  # built by a child
+def broken():
+    raise KeyError("in the child and again here")
+get = aside(broken)
+try:
+    get()
+except KeyError as e:
+    print("raised here:", e, os.getpid() == me)
+"""
+
+
+def test_work_aside_is_done_by_a_child_in_a_one_threaded_launcher_and_a_failing_child_raises_here():
+    env = {**__import__("os").environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    p = subprocess.run(
+        [sys.executable, "-c", ASIDE], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "raised here: 'in the child and again here' True"
+
+
 def test_the_sweep_keeps_compiled_modules_outside_the_tree_when_bytecode_writing_is_off(tmp_path):
     env = {
         **__import__("os").environ,

@@ -83,10 +83,15 @@ def parse_shard(text: str) -> tuple[int, int]:
     return K, N
 
 
+_HASHES: dict[str, int] = {}  # node id -> its 64-bit hash (the sweep launcher's shards inherit them)
+
+
 def shard_of(nodeid: str, n: int) -> int:
     """The 1-based shard of a node id among ``n`` shards."""
-    h = hashlib.sha256(nodeid.encode("utf-8")).digest()
-    return int.from_bytes(h[:8], "big") % n + 1
+    h = _HASHES.get(nodeid)
+    if h is None:
+        h = _HASHES[nodeid] = int.from_bytes(hashlib.sha256(nodeid.encode("utf-8")).digest()[:8], "big")
+    return h % n + 1
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -450,10 +450,17 @@ def _write_set(files: dict[Path, str]) -> None:
 
 
 def write_reports(
-    rows: list[dict], out_dir: str | Path, sessions: list[dict] | None = None, record: Record | None = None
+    rows: list[dict],
+    out_dir: str | Path,
+    sessions: list[dict] | None = None,
+    record: Record | None = None,
+    aside: bool = False,
 ) -> list[Path]:
-    """report.md, report.html and results.csv in ``out_dir``, all or none."""
+    """report.md, report.html and results.csv in ``out_dir``, all or none.
+    ``aside``: the HTML is built by a forked child meanwhile where this
+    process is single-threaded (``cts.report.aside``)."""
     from cts.numerics.report import report_section
+    from cts.report.aside import aside as aside_of
     from cts.report.html import html_report
 
     out_dir = Path(out_dir)
@@ -465,19 +472,18 @@ def write_reports(
         raise OSError(f"cannot write the report to {out_dir}: {e.strerror or e}") from None
     num_md, num_html = report_section(out_dir)  # python -m cts numerics output beside it, if any
     md, page, res = out_dir / "report.md", out_dir / "report.html", out_dir / "results.csv"
-    _write_set(
-        {
-            md: markdown_report(rows, sessions, record) + num_md,
-            page: html_report(rows, sessions, record).replace("</body>", num_html + "</body>", 1),
-            res: csv_text(rows),
-        }
-    )
+    html = aside_of(html_report, rows, sessions, record) if aside else None
+    text, csv = markdown_report(rows, sessions, record) + num_md, csv_text(rows)
+    page_text = html() if html is not None else html_report(rows, sessions, record)
+    _write_set({md: text, page: page_text.replace("</body>", num_html + "</body>", 1), res: csv})
     return [md, page, res]
 
 
-def write_record(rec: Record, out_dir: str | Path, extra_notes: list[dict] | None = None) -> list[Path]:
-    """The three reports of a merged record."""
-    return write_reports(rec.rows, out_dir, [*rec.sessions, *rec.notes, *(extra_notes or [])], rec)
+def write_record(
+    rec: Record, out_dir: str | Path, extra_notes: list[dict] | None = None, aside: bool = False
+) -> list[Path]:
+    """The three reports of a merged record (``aside``: see ``write_reports``)."""
+    return write_reports(rec.rows, out_dir, [*rec.sessions, *rec.notes, *(extra_notes or [])], rec, aside)
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -513,7 +519,7 @@ def main(argv: list[str]) -> int:
         print(f"cts report: journal problem: {p}")
     if len(rec.problems) > 20:
         print(f"cts report: ... {len(rec.problems) - 20} more journal problems (listed in the report)")
-    for p in write_record(rec, a.out):
+    for p in write_record(rec, a.out, aside=True):
         print(p)
     tot = summarize(rec.rows)
     print(", ".join(f"{k} {v}" for k, v in tot.items() if v))
