@@ -229,6 +229,7 @@ class Harness:
         o = config.option
         shows = any(getattr(o, k, False) for k in ("setupshow", "setuponly", "setupplan"))
         self.fill_fixtures = not shows  # fill_known_fixtures: pytest prints what it sets up itself
+        self.fixture_plans: dict[int, tuple] = {}  # fill_known_fixtures, per test function (this session's)
 
     @property
     def device(self):
@@ -431,7 +432,6 @@ def cts(pytestconfig: pytest.Config) -> CaseRunner:
 # ``cts`` or ``pytestconfig``, or an indirect ``case``, is left to pytest),
 # and not under --setup-show / --setup-only / --setup-plan, which print
 # the fixtures pytest sets up.
-_PLANS: dict[int, tuple] = {}  # id(fixtureinfo) -> (fixtureinfo, names): the definitions live all session
 
 
 def _own(fixturedefs, module: str, name: str) -> bool:
@@ -444,11 +444,13 @@ def _own(fixturedefs, module: str, name: str) -> bool:
     return where and getattr(func, "__name__", "") == name
 
 
-def _plan(item: pytest.Item) -> tuple[str, ...]:
+def _plan(item: pytest.Item, plans: dict) -> tuple[str, ...]:
+    """The names to fill for ``item``, decided once per test function
+    (``plans``: the session's, id(fixtureinfo) -> (fixtureinfo, names))."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return ()
-    known = _PLANS.get(id(info))
+    known = plans.get(id(info))
     if known is not None and known[0] is info:
         return known[1]
     defs = info.name2fixturedefs
@@ -461,7 +463,7 @@ def _plan(item: pytest.Item) -> tuple[str, ...]:
         names.append("case")
     if names and isinstance(getattr(item, "_request", None), pytest.FixtureRequest):
         names.append("request")
-    _PLANS[id(info)] = (info, tuple(names))
+    plans[id(info)] = (info, tuple(names))
     return tuple(names)
 
 
@@ -472,7 +474,7 @@ def fill_known_fixtures(item: pytest.Item, h: Harness) -> None:
     fa = getattr(item, "funcargs", None)
     if fa is None:
         return
-    for name in _plan(item):
+    for name in _plan(item, h.fixture_plans):
         if name == "case":
             fa[name] = item.callspec.params[name]
         elif name == "cts":
