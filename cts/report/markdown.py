@@ -457,8 +457,8 @@ def write_reports(
     aside: bool = False,
 ) -> list[Path]:
     """report.md, report.html and results.csv in ``out_dir``, all or none.
-    ``aside``: the HTML is built by a forked child meanwhile where this
-    process is single-threaded (``cts.report.aside``)."""
+    ``aside``: the HTML and the markdown are built by forked children
+    meanwhile where this process is single-threaded (``cts.report.aside``)."""
     from cts.numerics.report import report_section
     from cts.report.aside import aside as aside_of
     from cts.report.html import html_report
@@ -473,7 +473,9 @@ def write_reports(
     num_md, num_html = report_section(out_dir)  # python -m cts numerics output beside it, if any
     md, page, res = out_dir / "report.md", out_dir / "report.html", out_dir / "results.csv"
     html = aside_of(html_report, rows, sessions, record) if aside else None
-    text, csv = markdown_report(rows, sessions, record) + num_md, csv_text(rows)
+    mark = aside_of(markdown_report, rows, sessions, record) if aside else None
+    csv = csv_text(rows)
+    text = (mark() if mark is not None else markdown_report(rows, sessions, record)) + num_md
     page_text = html() if html is not None else html_report(rows, sessions, record)
     _write_set({md: text, page: page_text.replace("</body>", num_html + "</body>", 1), res: csv})
     return [md, page, res]
