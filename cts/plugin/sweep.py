@@ -209,7 +209,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
             )
         try:
             with paused_collection():
-                written = write_record(rec, d, extra_notes=extra)
+                written = write_record(rec, d, extra_notes=extra, aside=True)  # in line if multi-threaded
             for p in written:
                 say(f"cts report: {p}")
         except OSError as e:  # the record is kept; its report is not: exit 3 whatever the verdicts
