@@ -13,7 +13,7 @@ from cts.backends.base import CaseError
 from cts.backends.emulator import EmulatorBackend
 from cts.families.intel import intel_mma_cases
 from cts.runs.intel import run_intel_mma
-from tests.test_sweep import CASES, results, run_cts
+from tests.test_sweep import CASES, ROOT, results, run_cts
 
 PICK = "sg8 and i8_i8 and exact and not wg"  # 4 intel_mma cases (M1, M2, M4, M8) + 3 split cases (wg2)
 M2 = "cases/test_intel_mma.py::test_intel_mma[sg8-i8_i8-k32-M2-acc_i32-exact]"
@@ -64,17 +64,46 @@ def test_crash_without_xdist_keeps_earlier_rows_and_resume_continues(tmp_path):
     assert f"| {M2} | crash" in md and "crash 1, passed 1" in md, md[-2000:]
 
 
+def interrupt_inside_hang(cmd: list[str], env: dict, tmp_path) -> tuple[int, str]:
+    """Run ``cmd`` (a pytest run with the ``hostile_hang_M2`` fault armed),
+    send it SIGINT once the hang has begun (the fault writes a marker file
+    when it enters the loop), and return its exit status and output.  A run
+    that has not ended 60 s after the signal gets SIGABRT, and the test fails
+    with the stack faulthandler wrote beside its journal."""
+    import signal
+    import subprocess
+    import time
+
+    mark = tmp_path / "hang-entered"
+    env = {**env, "CTS_HOSTILE_MARK": str(mark)}
+    p = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # SIGINT as a terminal sends it
+    )  # fmt: skip
+    deadline = time.time() + 120
+    while time.time() < deadline and not mark.exists() and p.poll() is None:
+        time.sleep(0.05)
+    assert mark.exists(), f"the hang never began: {p.communicate(timeout=60)[0][-2000:]}"
+    p.send_signal(signal.SIGINT)
+    try:
+        out, _ = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGABRT)
+        out, _ = p.communicate(timeout=60)
+        faults = "\n".join(f.read_text(errors="replace") for f in tmp_path.rglob("*.fault"))
+        raise AssertionError(
+            f"still running 60 s after SIGINT; its stack:\n{faults}\n{out[-2000:]}"
+        ) from None
+    return p.returncode, out
+
+
 def test_a_sweep_interrupted_by_the_user_resumes_with_the_case_it_was_in(tmp_path):
     """Ctrl-C inside a case is not a crash: that case gets no row and the
     resumed sweep runs it (here without the fault: it passes)."""
     import os
-    import signal
-    import subprocess
     import sys
-    import time
 
     from cts.report.record import read_journals
-    from tests.test_sweep import ROOT
 
     common = [
         CASES,
@@ -89,21 +118,10 @@ def test_a_sweep_interrupted_by_the_user_resumes_with_the_case_it_was_in(tmp_pat
         str(tmp_path),
     ]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CTS_"))} | ARMED
-    p = subprocess.Popen(
-        [sys.executable, "-m", "pytest", *common, "--emulator-fault", "hostile_hang_M2"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    deadline = time.time() + 60
-    while time.time() < deadline and not any(
-        M2 in ln and '"start"' in ln
-        for f in tmp_path.glob("journal/*/*.jsonl")
-        for ln in f.read_text().splitlines()
-    ):
-        time.sleep(0.2)
-    time.sleep(0.3)  # inside the hang now
-    p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=60)
-    assert p.returncode == 2 and "KeyboardInterrupt" in out, out[-2000:]
+    rc, out = interrupt_inside_hang(
+        [sys.executable, "-m", "pytest", *common, "--emulator-fault", "hostile_hang_M2"], env, tmp_path
+    )
+    assert rc == 2 and "KeyboardInterrupt" in out, out[-2000:]
     rows = {r["nodeid"]: r["outcome"] for r in read_journals([tmp_path / "journal"])}
     assert rows == {M2.replace("M2", "M1"): "passed"}, rows  # no crash row for the interrupted case
     p2 = run_cts(*common, "--resume", str(tmp_path / "journal"))

@@ -236,6 +236,14 @@ assert one_thread()
 assert aside(lambda n: "é" * n, 70000)() == "é" * 70000  # more than a pipe holds at once
 me = os.getpid()
 assert aside(lambda: str(os.getpid()))() != str(me)  # built by a child
+assert aside(lambda: "a\\udcffb")() == "a\\udcffb"  # a lone surrogate (journal text may hold one)
+big = aside(lambda: "x" * 1_000_000)  # more than a pipe holds: the child blocks writing it
+big.discard()  # a value no longer wanted: the child is ended and reaped
+try:
+    os.waitpid(-1, os.WNOHANG)
+    print("a child is left")
+except ChildProcessError:
+    pass
 def broken():
     raise KeyError("in the child and again here")
 get = aside(broken)

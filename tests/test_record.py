@@ -200,18 +200,10 @@ def test_kill_9_at_a_random_point_then_resume_loses_no_verdict_and_gives_no_fals
 def test_ctrl_c_report_says_interrupted_with_the_resume_command(tmp_path):
     cmd = [sys.executable, "-m", "pytest", INTEL, *Q, "-p", "no:xdist", "-p", "no:cacheprovider",
            "--report-dir", str(tmp_path), "-k", "sg8 and i8_i8 and exact and not wg", "--emulator-fault", "hostile_hang_M2"]  # fmt: skip
-    p = subprocess.Popen(cmd, cwd=ROOT, env=_env() | {"CTS_HOSTILE": "1"}, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True)  # fmt: skip
-    deadline = time.time() + 60
-    while time.time() < deadline and not any(
-        '"start"' in ln and "M2" in ln
-        for ln in (_journal_lines(tmp_path) if (tmp_path / "journal").exists() else [])
-    ):
-        time.sleep(0.1)
-    time.sleep(0.3)
-    p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=60)
-    assert p.returncode == 2, out[-2000:]
+    from tests.test_hostile import interrupt_inside_hang
+
+    rc, out = interrupt_inside_hang(cmd, _env() | {"CTS_HOSTILE": "1"}, tmp_path)
+    assert rc == 2, out[-2000:]
     md = (tmp_path / "report.md").read_text()
     assert "interrupted: run " in md and "judged 1 of 7 cases" in md and "--resume " in md, md[:2000]
 

@@ -56,6 +56,10 @@ class HostileEmulation:
                 os.kill(os.getpid(), signal.SIGSEGV)
             if "hostile_hang_M2" in f:
                 _armed("hostile_hang_M2")
+                mark = os.environ.get("CTS_HOSTILE_MARK")
+                if mark:  # tells a test the hang has begun (signals sent after this land inside it)
+                    with open(mark, "w") as fh:
+                        fh.write(case.id)
                 while True:  # a wedged driver call
                     time.sleep(0.05)
             if "hostile_child_hang_M2" in f:  # what a child-process runner reports (opencl_coop)

@@ -461,7 +461,11 @@ def _plan(item: pytest.Item, plans: dict) -> tuple[str, ...]:
         names.append("pytestconfig")
     if _own(defs.get("case"), "_pytest", "get_direct_param_fixture_func"):
         names.append("case")
-    if names and isinstance(getattr(item, "_request", None), pytest.FixtureRequest):
+    if (
+        names
+        and "request" in item.fixturenames
+        and isinstance(getattr(item, "_request", None), pytest.FixtureRequest)
+    ):
         names.append("request")
     plans[id(info)] = (info, tuple(names))
     return tuple(names)

@@ -14,6 +14,15 @@ pytest's own end-of-session collections everything is handed back
 (``gc.unfreeze``): a process that runs pytest again (the sweep launcher's
 warm-up, pytester) frees what its sessions left.  At interpreter exit everything is frozen (pytest_configure says why).
 ``CTS_GC_FREEZE=0`` leaves the collector alone.
+
+Rules this rests on: every resource a session opens (a device, a file, a
+child process) is closed explicitly (the backend's ``close`` and the
+journal at unconfigure), never by a finalizer of cyclic garbage, which the
+frozen exit does not run; and freezing is process-wide and does not nest
+(a session run inside another one's process hands back the outer one's
+objects too: only speed is lost).  Objects built at collection are outside
+pytest's end-of-session collections, so a ``__del__`` error of one of them
+is not reported as an unraisable-exception warning.
 """
 
 from __future__ import annotations

@@ -474,9 +474,14 @@ def write_reports(
     md, page, res = out_dir / "report.md", out_dir / "report.html", out_dir / "results.csv"
     html = aside_of(html_report, rows, sessions, record) if aside else None
     mark = aside_of(markdown_report, rows, sessions, record) if aside else None
-    csv = csv_text(rows)
-    text = (mark() if mark is not None else markdown_report(rows, sessions, record)) + num_md
-    page_text = html() if html is not None else html_report(rows, sessions, record)
+    try:
+        csv = csv_text(rows)
+        text = (mark() if mark is not None else markdown_report(rows, sessions, record)) + num_md
+        page_text = html() if html is not None else html_report(rows, sessions, record)
+    finally:  # a failure (or Ctrl-C) before a child's value was taken: end and reap that child
+        for child in (html, mark):
+            if child is not None:
+                child.discard()
     _write_set({md: text, page: page_text.replace("</body>", num_html + "</body>", 1), res: csv})
     return [md, page, res]
 
