@@ -76,6 +76,13 @@ def test_sweep_launcher_merges_its_shards_into_one_report_like_a_plain_run(tmp_p
     )  # new interpreters
     assert clean.returncode == 0, clean.stdout[-2000:]
     assert set(results(tmp_path / "c" / "results.csv").values()) == {"passed"}
+    assert "(imports " in p.stdout.splitlines()[0]  # forked right after the imports (the default)
+    warm = sweep(
+        "-j", "3", "--warm-up", INTEL, "-k", SMALL, "--emulator-fault", "i8_as_u8",
+        "--report-dir", str(tmp_path / "w"),
+    )  # fmt: skip
+    assert warm.returncode == 1 and "(warm-up " in warm.stdout.splitlines()[0], warm.stdout[-2000:]
+    assert results(tmp_path / "w" / "results.csv") == results(tmp_path / "p" / "results.csv")
 
 
 @pytest.mark.parametrize(
