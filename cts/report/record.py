@@ -429,35 +429,9 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
 
     out: list[dict] = []
     for key in set(results) | set(starts):
-        res_rows, st_rows = results.get(key, []), starts.get(key, [])
-        if len(res_rows) == 1 and len(st_rows) == 1 and _plain(res_rows[0], st_rows[0]):
-            row = dict(res_rows[0])  # one start and its own result: the row itself, no history
-            row["run"] = row.pop("_run", "")
-            row["cfg"] = row.pop("_cfg", key[0])
-            row.pop("_file", None)
-            row.pop("_proc", None)
-            out.append(row)
+        row = _merged_row(results.get(key, []), starts.get(key, []))
+        if row is None:  # stopped by the user (Ctrl-C) before any result: not run
             continue
-        res = max(res_rows, key=_t, default=None)
-        st = max(st_rows, key=_t, default=None)
-        if res is None and st is None:  # stopped by the user (Ctrl-C) before any result: not run
-            continue
-        if res is not None and (st is None or _t(res) >= _t(st)):
-            row = _from_start(st, res) if res.get("outcome") == "crash" and st is not None else dict(res)
-        else:
-            row = _from_start(st, None)  # started after its last result and never ended
-        history = _history(res_rows, st_rows)
-        counts = Counter(h.get("outcome") for h in history if h.get("outcome") in VERDICTS)
-        if len(counts) > 1:
-            row["changed"] = dict(sorted(counts.items()))
-            before = [
-                h for h in history if h.get("outcome") in VERDICTS and h.get("outcome") != row["outcome"]
-            ]
-            if before:
-                last = max(before, key=_t)
-                first = str(last.get("reason") or "").strip().splitlines()
-                row["flaky_outcome"] = last.get("outcome")
-                row["flaky_reason"] = first[0][:300] if first else ""
         row["run"] = row.pop("_run", "")
         row["cfg"] = row.pop("_cfg", key[0])
         row.pop("_file", None)
@@ -472,6 +446,33 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
         s.pop("_run", None)
     out.sort(key=lambda r: (str(r.get("family", "")), r["nodeid"], r["cfg"]))
     return Record(out, sessions, notes, runs, problems, configs)
+
+
+def _merged_row(res_rows: list[dict], st_rows: list[dict]) -> dict | None:
+    """The one row of a case in one configuration from its result rows and
+    start markers (with ``changed`` / ``flaky_*`` where its verdicts
+    differ), or None when it never got past a cancelled start."""
+    if len(res_rows) == 1 and len(st_rows) == 1 and _plain(res_rows[0], st_rows[0]):
+        return dict(res_rows[0])  # one start and its own result: the row itself, no history
+    res = max(res_rows, key=_t, default=None)
+    st = max(st_rows, key=_t, default=None)
+    if res is None and st is None:
+        return None
+    if res is not None and (st is None or _t(res) >= _t(st)):
+        row = _from_start(st, res) if res.get("outcome") == "crash" and st is not None else dict(res)
+    else:
+        row = _from_start(st, None)  # started after its last result and never ended
+    history = _history(res_rows, st_rows)
+    counts = Counter(h.get("outcome") for h in history if h.get("outcome") in VERDICTS)
+    if len(counts) > 1:
+        row["changed"] = dict(sorted(counts.items()))
+        before = [h for h in history if h.get("outcome") in VERDICTS and h.get("outcome") != row["outcome"]]
+        if before:
+            last = max(before, key=_t)
+            first = str(last.get("reason") or "").strip().splitlines()
+            row["flaky_outcome"] = last.get("outcome")
+            row["flaky_reason"] = first[0][:300] if first else ""
+    return row
 
 
 def _plain(res: dict, st: dict) -> bool:
