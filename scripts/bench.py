@@ -34,7 +34,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 LAST_CPU = [0.0]
-PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:warnings"]
+# the floor runs outside the project: the plugins the project's addopts leave out are left out here too
+PYTEST = [
+    sys.executable,
+    "-m",
+    "pytest",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+    "-p",
+    "no:warnings",
+    "-p",
+    "no:hypothesispytest",
+]
 
 
 def measure(cmd: list[str], cwd: Path) -> tuple[float, int, str]:

@@ -285,3 +285,25 @@ def test_the_sweep_keeps_compiled_modules_outside_the_tree_when_bytecode_writing
     cache = tmp_path / "xdg" / "cts" / "pycache"
     assert f"compiled modules kept in {cache}" in p.stdout
     assert any(cache.rglob("plugin/*.pyc")), "the suite's modules were not cached"
+
+
+_PREIMPORT = """
+import sys
+import cts.launch as launch
+launch._import_shard_modules()
+for name in ("_pytest.junitxml", "cts.backends.emulator", "cts.runs.joint", "cts.families.coop", "reference.joint"):
+    assert name in sys.modules, name
+device = sorted(m for m in sys.modules if m in ("vulkan", "cuda", "cts.backends.vulkan", "cts.backends.cuda",
+                                                 "cts.backends.opencl") or m.startswith(("vulkan.", "cuda.")))
+assert not device, device  # a driver loaded before the fork would be shared by every shard
+cases = [m for m in sys.modules if m.startswith("test_") or m == "conftest"]
+assert not cases, cases  # pytest imports them itself, with their assertions rewritten
+print("ok")
+"""
+
+
+def test_the_launcher_imports_what_every_shard_needs_before_the_fork_and_no_device_module():
+    out = subprocess.run(
+        [sys.executable, "-c", _PREIMPORT], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

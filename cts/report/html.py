@@ -18,6 +18,7 @@ import html
 import math
 import sys
 from collections import Counter, defaultdict
+from operator import itemgetter
 
 from cts.report.journal import DEVICE_BAD, OUTCOMES, ident_label, rerun_of
 
@@ -104,8 +105,8 @@ def matrix_axes(rows: list[dict]) -> tuple[str | None, list[str]]:
     data tier are folded into the cells (a cell is red if any case folded
     into it failed)."""
     values: dict[str, set] = defaultdict(set)
-    for r in rows:
-        for k, v in (r.get("axes") or {}).items():
+    for ax in _axes_of(rows):
+        for k, v in ax.items():
             values[k].add(str(v))
     cand = [k for k in values if k != "tier" and len(values[k]) > 1]
     if not cand:
@@ -131,13 +132,18 @@ def matrix_axes(rows: list[dict]) -> tuple[str | None, list[str]]:
             continue
         if bound * (n + (k not in values)) > MAX_ROWS:  # (a row without the axis is a row of its own)
             if combos is None:
-                combos = list({tuple(str((r.get("axes") or {}).get(a, "")) for a in order) for r in rows})
-            at = [order.index(a) for a in (*chosen, k)]
-            if len({tuple(c[i] for i in at) for c in combos}) > MAX_ROWS:
+                combos = list({tuple([str(ax.get(a, "")) for a in order]) for ax in _axes_of(rows)})
+            pick = itemgetter(*[order.index(a) for a in (*chosen, k)])
+            if len(set(map(pick, combos))) > MAX_ROWS:  # (one axis: values, not 1-tuples; the same count)
                 continue
         chosen.append(k)
         bound *= n + 1
     return col, chosen
+
+
+def _axes_of(rows: list[dict]) -> list[dict]:
+    """Each row's ``axes`` (an empty dict where it has none)."""
+    return [r.get("axes") or {} for r in rows]
 
 
 def _natural(v: str):

@@ -213,11 +213,25 @@ def markdown_report(
         lines.insert(1, f"of these, {n_tool} toolchain verdicts: the compiler refused cases the spec allows")
     out += [f"* {md_text(line)}" for line in lines] + ([""] if lines else [])
 
-    # summary per family, backend, device (and configuration when several are merged)
+    # one pass over the rows for the three tables below: per family, backend and device (and
+    # configuration when several are merged); per family and tier; per spec row (coverage)
     groups: dict[tuple, Counter] = defaultdict(Counter)
+    tg: dict[tuple, Counter] = defaultdict(Counter)
+    cov: dict[tuple, Counter] = defaultdict(Counter)
+    ratio: dict[tuple, float] = defaultdict(float)
+    reasons: dict[tuple, set] = defaultdict(set)
     for r in rows:
-        key = (_s(r.get("family")), _s(r.get("backend")), _s(r.get("device")))
-        groups[(*key, names.get(r.get("cfg"), ""))][r.get("outcome")] += 1
+        get = r.get
+        fam, outcome = _s(get("family")), get("outcome")
+        groups[(fam, _s(get("backend")), _s(get("device")), names.get(get("cfg"), ""))][outcome] += 1
+        tg[(fam, _s(get("tier")) or "-")][outcome] += 1
+        key = (fam, _s(get("spec_row") or get("case_id")))
+        cov[key][outcome] += 1
+        mr = get("max_ratio")
+        if isinstance(mr, (int, float)) and mr:
+            ratio[key] = max(ratio[key], float(mr))
+        if outcome == "skipped" and get("reason"):
+            reasons[key].add(str(r["reason"]))
     cfg_col = ["config"] if names else []
     table = [
         [f, b, d, *([n] if names else []), *[c.get(k, 0) for k in SHOWN], sum(c.values())]
@@ -226,25 +240,11 @@ def markdown_report(
     out += ["## Summary per family, backend and device", ""]
     out.append(_table(table, ["family", "backend", "device", *cfg_col, *SHOWN, "total"]))
 
-    # per family and tier
-    tg: dict[tuple, Counter] = defaultdict(Counter)
-    for r in rows:
-        tg[(_s(r.get("family")), _s(r.get("tier")) or "-")][r.get("outcome")] += 1
     table = [[f, t, *[c.get(k, 0) for k in SHOWN], sum(c.values())] for (f, t), c in sorted(tg.items())]
     out += ["", "## Cases per family and tier", ""]
     out.append(_table(table, ["family", "tier", *SHOWN, "total"]))
 
     # coverage: one row per spec row
-    cov: dict[tuple, Counter] = defaultdict(Counter)
-    ratio: dict[tuple, float] = defaultdict(float)
-    reasons: dict[tuple, set] = defaultdict(set)
-    for r in rows:
-        key = (_s(r.get("family")), _s(r.get("spec_row") or r.get("case_id")))
-        cov[key][r.get("outcome")] += 1
-        if isinstance(r.get("max_ratio"), (int, float)) and r["max_ratio"]:
-            ratio[key] = max(ratio[key], float(r["max_ratio"]))
-        if r.get("outcome") == "skipped" and r.get("reason"):
-            reasons[key].add(str(r["reason"]))
     table = []
     for (fam, spec_row), c in sorted(cov.items()):
         cell = ", ".join(f"{k} {c[k]}" for k in SHOWN if c.get(k))

@@ -37,7 +37,7 @@ OpFunctionEnd
 dev = select_device(sys.argv[1] if len(sys.argv) > 1 else "Intel")
 ctx = cl.Context([dev.device])
 print(f"device: {dev.label}; driver {dev.device.driver_version}")
-for key, (token, name) in [("none", (0, "(no INTEL capability)")), *INTEL_CAPS.items()]:
+for _key, (token, name) in [("none", (0, "(no INTEL capability)")), *INTEL_CAPS.items()]:
     for ext in (False, True):
         text = HEAD.format(
             cap=f"OpCapability !{token}" if token else "",
