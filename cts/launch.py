@@ -124,6 +124,8 @@ def main(argv: list[str]) -> int:
         os.environ.setdefault(var, "1")  # BLAS thread per shard, N shards; the launcher forks single-threaded
     procs: list[tuple[int, subprocess.Popen | _Forked, Path]] = []
     fork = hasattr(os, "fork") and not a.spawn
+    plugins = _shard_plugins(pytest_args)
+    pytest_args = [*pytest_args, *plugins]
     warm = ""
     cache = "" if a.no_bytecode_cache else _bytecode_cache()
     if cache:
@@ -173,12 +175,44 @@ def main(argv: list[str]) -> int:
     if usage:  # the same options for every shard: one message is enough
         k, log = usage[0]
         text = log.read_text(errors="replace").strip().splitlines()
-        err = next((ln for ln in text if "error" in ln.lower()), text[-1] if text else "")
-        print(f"cts sweep: pytest refused the options: {err.strip()}", file=sys.stderr)
+        errs = [ln for ln in text if "error" in ln.lower()]  # argparse's own message before its usage line
+        err = next((ln for ln in errs if ": error:" in ln), errs[0] if errs else (text[-1] if text else ""))
+        hint = ""
+        if "unrecognized arguments" in err and os.environ.get(_ALL_PLUGINS) != "all":
+            hint = f" (the shards load the suite's own plugins only: name yours with -p NAME, or set {_ALL_PLUGINS}=all)"
+        print(f"cts sweep: pytest refused the options: {err.strip()}{hint}", file=sys.stderr)
         return 4
     if junit:
         _merge_junit([logs / f"shard{k}of{n}.xml" for k in range(1, n + 1)], Path(junit))
     return _merge(report, run_id, ran, codes, interrupted)
+
+
+_ALL_PLUGINS = "CTS_SWEEP_PLUGINS"
+
+
+def _shard_plugins(args: list[str]) -> list[str]:
+    """The shards load the plugins the suite uses (its own, from
+    ``conftest.py``, and pytest-timeout for the per-case time limit), those
+    named with ``-p NAME``, and no other installed one: pytest's automatic
+    loading of every installed plugin is turned off for them
+    (``PYTEST_DISABLE_PLUGIN_AUTOLOAD``) unless CTS_SWEEP_PLUGINS=all.  A
+    sweep's verdicts and speed then do not depend on what else the Python
+    environment holds: on the GPU machine's Python, importing and
+    registering its unrelated plugins (jaxtyping, benchmark, anyio, cov,
+    mock, hypothesis) cost every process a third of a second or more.  The
+    pytest options that load pytest-timeout; [] where it is left to
+    pytest's own loading."""
+    if os.environ.get(_ALL_PLUGINS) == "all":
+        return []
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # inherited by every shard, forked or started
+    import importlib.util
+
+    blocked = any(
+        a in ("no:timeout", "no:pytest_timeout", "-pno:timeout", "-pno:pytest_timeout") for a in args
+    )
+    if blocked or importlib.util.find_spec("pytest_timeout") is None:
+        return []
+    return ["-p", "pytest_timeout"]
 
 
 def _bytecode_cache() -> str:
@@ -292,9 +326,9 @@ def _warm_imports(collect: bool = True) -> None:
 
 def _import_shard_modules() -> None:
     """Import, before the fork, the modules every shard would otherwise
-    import for itself after it: pytest's own plugins and the installed ones
-    (pytest imports each while it builds a shard's configuration: 0.12 s a
-    shard), the suite's families, case runners, reference model and
+    import for itself after it: pytest's own plugins and pytest-timeout
+    (every installed one where CTS_SWEEP_PLUGINS=all; pytest imports each
+    while it builds a shard's configuration: 0.12 s a shard), the suite's families, case runners, reference model and
     emulator (imported by the case modules), and pyopencl where installed
     (the plugin's warning filter names a class of it, so pytest imports it
     in every process).  Measured on 2 cores: 0.2 s here, once, takes 0.25 s
@@ -330,6 +364,13 @@ def _import_shard_modules() -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001  (the shard imports it again and says what is wrong)
             pass
+    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):  # the shards load only the plugins named
+        for name in ("pytest_timeout",):
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001
+                pass
+        return
     try:
         from importlib.metadata import entry_points
 

@@ -5,6 +5,7 @@ short journal lines of schema 3 (header defaults + rerun tail)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -307,3 +308,66 @@ def test_the_launcher_imports_what_every_shard_needs_before_the_fork_and_no_devi
         [sys.executable, "-c", _PREIMPORT], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_the_shards_load_the_suites_own_plugins_and_those_named_not_every_installed_one(tmp_path):
+    site = (
+        tmp_path / "site"
+    )  # an installed pytest plugin (entry point) that marks each process it is loaded in
+    dist = site / "fakeplug-0.1.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplug\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[pytest11]\nfakeplug = fakeplug_mod\n")
+    (site / "fakeplug_mod.py").write_text(
+        "import os\n\n\ndef pytest_configure(config):\n    open(os.environ['FAKEPLUG_MARK'], 'a').write('x')\n"
+    )
+    mark = tmp_path / "mark"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CTS_"))}
+    env.update(
+        PYTHONPATH=os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")])), FAKEPLUG_MARK=str(mark)
+    )
+
+    def run(*args: str, **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env={**env, **extra},
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+
+    def loads() -> int:
+        n = len(mark.read_text()) if mark.exists() else 0
+        mark.unlink(missing_ok=True)
+        return n
+
+    plain = run("pytest", INTEL, "-q", "-k", SMALL, "--co", "--no-report")
+    assert plain.returncode == 0 and loads() == 1, plain.stdout[
+        -1000:
+    ]  # plain pytest loads it: the plugin is real
+    p = run("cts", "sweep", "-j", "2", INTEL, "-k", SMALL, "--report-dir", str(tmp_path / "a"))
+    assert p.returncode == 0 and loads() == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    logs = "".join(f.read_text() for f in (tmp_path / "a" / "logs").rglob("*.log"))
+    assert "Unknown config option" not in logs and "2 shard processes" in p.stdout  # pytest-timeout loaded
+    named = run(
+        "cts",
+        "sweep",
+        "-j",
+        "2",
+        INTEL,
+        "-k",
+        SMALL,
+        "-p",
+        "fakeplug_mod",
+        "--report-dir",
+        str(tmp_path / "b"),
+    )
+    assert named.returncode == 0 and loads() == 2, named.stdout[-2000:]  # named with -p: in both shards
+    every = run(
+        "cts",
+        "sweep",
+        "-j",
+        "2",
+        INTEL,
+        "-k",
+        SMALL,
+        "--report-dir",
+        str(tmp_path / "c"),
+        CTS_SWEEP_PLUGINS="all",
+    )
+    assert every.returncode == 0 and loads() == 2, every.stdout[-2000:]
