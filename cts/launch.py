@@ -328,8 +328,9 @@ def _import_shard_modules() -> None:
     """Import, before the fork, the modules every shard would otherwise
     import for itself after it: pytest's own plugins and pytest-timeout
     (every installed one where CTS_SWEEP_PLUGINS=all; pytest imports each
-    while it builds a shard's configuration: 0.12 s a shard), the suite's families, case runners, reference model and
-    emulator (imported by the case modules), and pyopencl where installed
+    while it builds a shard's configuration: 0.12 s a shard), the suite's
+    families, case runners, reference model and emulator (imported by the
+    case modules), and pyopencl where installed
     (the plugin's warning filter names a class of it, so pytest imports it
     in every process).  Measured on 2 cores: 0.2 s here, once, takes 0.25 s
     off every shard's start (configuration 0.15 -> 0.03 s, collection 0.3
