@@ -371,3 +371,81 @@ def test_the_shards_load_the_suites_own_plugins_and_those_named_not_every_instal
         CTS_SWEEP_PLUGINS="all",
     )
     assert every.returncode == 0 and loads() == 2, every.stdout[-2000:]
+
+
+_CLAIMS = """
+import os, random, sys, time
+from pathlib import Path
+from cts.plugin.shardhelp import SliceClaims
+
+class It:
+    def __init__(self, i):
+        self.nodeid = f"cases/x.py::t[{i}]"
+
+items = [It(i) for i in range(int(sys.argv[2]))]
+folder = Path(sys.argv[1])
+own = SliceClaims.create(folder, 2, items)
+assert not items or SliceClaims.join(folder, 2, items[:-1]) is None  # another selection: no help
+assert not items or SliceClaims.join(folder, 2, items[::-1][: len(items)]) is None or len(items) == 1  # another order
+assert SliceClaims.join(folder, 3, items) is None  # no claim file: no help
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:  # the helper, from the back
+    got = []
+    helper = SliceClaims.join(folder, 2, items)
+    while (i := helper.take(front=False)) is not None:
+        got.append(i)
+        time.sleep(random.random() * 1e-4)
+    os.write(w, repr(got).encode())
+    os._exit(0)
+os.close(w)
+mine = []
+while (i := own.take(front=True)) is not None:
+    mine.append(i)
+    time.sleep(random.random() * 1e-4)
+os.waitpid(pid, 0)
+theirs = eval(os.read(r, 1 << 20).decode())
+assert sorted(mine + theirs) == list(range(len(items))), (mine, theirs)  # each index once
+assert mine == sorted(mine) and theirs == sorted(theirs, reverse=True)
+print(len(mine), len(theirs))
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 500])
+def test_a_slices_claims_hand_every_case_to_exactly_one_of_its_shard_and_its_helper(tmp_path, n):
+    out = subprocess.run([sys.executable, "-c", _CLAIMS, str(tmp_path), str(n)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-2000:]
+    a, b = map(int, out.stdout.split())
+    assert a + b == n
+
+
+def test_a_shard_that_is_done_runs_the_cases_its_neighbour_has_not_started(tmp_path):
+    """Shard 2/2's claims say it started none of its cases (it is slow):
+    shard 1/2 runs its own and then all of shard 2's, and the record of
+    that one process is the plain run's, case for case."""
+    from cts.plugin.shardhelp import SliceClaims
+
+    plain = run_cts(INTEL, "-q", "-k", SMALL, "--report-dir", str(tmp_path / "p"))
+    assert plain.returncode == 0, plain.stdout[-2000:]
+    ids = run_cts(INTEL, "-q", "-k", SMALL, "--co", "--shard", "2/2", "--no-report")
+    nodeids = [ln for ln in ids.stdout.splitlines() if "::" in ln]
+    assert nodeids, ids.stdout[-2000:]
+
+    class It:
+        def __init__(self, nodeid):
+            self.nodeid = nodeid
+
+    SliceClaims.create(tmp_path / "claims", 2, [It(i) for i in nodeids]).close()
+    one = run_cts(INTEL, "-q", "-k", SMALL, "--shard", "1/2", "--shard-help", str(tmp_path / "claims"),
+                  "--run-id", "r1", "--journal-only", "--report-dir", str(tmp_path / "s"))  # fmt: skip
+    assert one.returncode == 0 and f"ran {len(nodeids)} cases of shard 2/2" in one.stdout, one.stdout[-2000:]
+    rec = read_record([tmp_path / "s" / "journal"])
+    assert {r["nodeid"]: r["outcome"] for r in rec.rows} == results(tmp_path / "p" / "results.csv")
+    assert next(iter(rec.runs.values())).selected == len(results(tmp_path / "p" / "results.csv")) - len(
+        nodeids
+    )
+    again = run_cts(INTEL, "-q", "-k", SMALL, "--shard", "1/2", "--shard-help", str(tmp_path / "claims"),
+                    "--run-id", "r2", "--journal-only", "--report-dir", str(tmp_path / "t"))  # fmt: skip
+    assert again.returncode == 0 and "cases of shard 2/2" not in again.stdout  # all taken: none run twice
+    assert len(read_record([tmp_path / "t" / "journal"]).rows) == len(rec.rows) - len(nodeids)
