@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -34,13 +33,7 @@ from cts.report.journal import check_run_id, new_run_id
 
 __all__ = ["main"]
 
-_OWN = (
-    "-n",
-    "--numprocesses",
-    "--shard",
-    "--journal-only",
-    "--shard-help",
-)  # options the launcher sets itself
+_OWN = ("-n", "--numprocesses", "--shard", "--journal-only")  # options the launcher sets itself
 
 
 def _option(args: list[str], name: str) -> str | None:
@@ -102,12 +95,6 @@ def main(argv: list[str]) -> int:
     )
     ap.add_argument("--no-warm-up", action="store_true", help=argparse.SUPPRESS)  # the default now
     ap.add_argument(
-        "--no-help",
-        action="store_true",
-        help="each shard runs only its own slice (by default a shard that is done takes the cases its "
-        "neighbour has not started: --shard-help, cts/plugin/shardhelp.py)",
-    )
-    ap.add_argument(
         "--no-bytecode-cache",
         action="store_true",
         help="where PYTHONDONTWRITEBYTECODE is set, leave it so (by default the sweep keeps compiled "
@@ -158,15 +145,10 @@ def main(argv: list[str]) -> int:
         warm = f" ({'warm-up' if collect else 'imports'} {time.perf_counter() - t0:.2f}s)" + warm
     print(f"cts sweep: run {run_id}, {n} shard processes, report in {report}{warm}", flush=True)
     interrupted = False
-    claims = (
-        logs / "claims"
-    )  # the shards' claims on each other's cases (cts.plugin.shardhelp): new each sweep
-    shutil.rmtree(claims, ignore_errors=True)
-    helping = ["--shard-help", str(claims)] if n > 1 and not a.no_help else []
     try:
         for k in range(1, n + 1):
             log = logs / f"shard{k}of{n}.log"
-            args = [*pytest_args, "-p", "no:xdist", "-q", "--shard", f"{k}/{n}", "--journal-only", *helping]
+            args = [*pytest_args, "-p", "no:xdist", "-q", "--shard", f"{k}/{n}", "--journal-only"]
             if junit:
                 args.append(f"--junitxml={logs / f'shard{k}of{n}.xml'}")
             if fork:  # the launcher imported the plugin before the fork: nothing left to rewrite
@@ -188,7 +170,6 @@ def main(argv: list[str]) -> int:
             except (subprocess.TimeoutExpired, TimeoutError):
                 p.kill()
     ran = time.perf_counter() - t0
-    shutil.rmtree(claims, ignore_errors=True)
     codes = [p.returncode for _, p, _ in procs]
     usage = [(k, log) for k, p, log in procs if p.returncode == 4]
     if usage:  # the same options for every shard: one message is enough

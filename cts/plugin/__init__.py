@@ -45,7 +45,6 @@ ROOM_PLUGINS += ("cts.plugin.joint",)  # --joint-lowering (issue 17)
 ROOM_PLUGINS += ("cts.plugin.record",)  # the run's journal: run id, configuration, session header
 ROOM_PLUGINS += ("cts.plugin.casejournal",)  # every case's start marker and outcome row
 ROOM_PLUGINS += ("cts.plugin.gcpolicy",)  # what collection built is frozen out of the cyclic collector
-ROOM_PLUGINS += ("cts.plugin.shardhelp",)  # shards of one sweep help each other finish
 
 
 # ---------------------------------------------------------------- options

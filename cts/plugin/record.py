@@ -178,11 +178,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     if getattr(config.option, "numprocesses", None) and config.pluginmanager.has_plugin("dsession"):
         return
-    from cts.plugin.shardhelp import (
-        own_items,
-    )  # a helping shard counts its own slice: the shards sum to the run
-
-    start_record(config, sum(1 for it in own_items(config, session.items) if _is_case(it)), session)
+    start_record(config, sum(1 for it in session.items if _is_case(it)), session)
 
 
 def _option_value(v: str) -> str:

@@ -31,15 +31,7 @@ from cts.errors import CaseError
 from cts.report.expectations import Entry, load_expectations, match
 from cts.report.record import read_record
 
-__all__ = [
-    "parse_shard",
-    "shard_of",
-    "slices_here",
-    "helped_slices",
-    "resumed_runs",
-    "shard_prefilter",
-    "DEVICE_VERDICTS",
-]
+__all__ = ["parse_shard", "shard_of", "resumed_runs", "shard_prefilter", "DEVICE_VERDICTS"]
 
 # the exceptions of a device verdict (a failed check, an assertion of a conformance test, the
 # driver refusing or failing a case): what an expectations entry may turn into ``xfailed``
@@ -154,37 +146,16 @@ def shard_prefilter(metafunc: pytest.Metafunc, cases: list) -> list:
     if len(set(ids)) != len(ids) or not all(i and i.isascii() and i.isprintable() for i in ids):
         return cases
     K, N = shard
-    mine = slices_here(metafunc.config)
     base = metafunc.definition.nodeid
     keep, other = [], []
     for c in cases:
-        (keep if shard_of(f"{base}[{c.id}]", N) in mine else other).append(c)
+        (keep if shard_of(f"{base}[{c.id}]", N) == K else other).append(c)
     if metafunc.config.stash.get(_ENTRIES, None) and other:  # expectations must see every case
         name = metafunc.definition.name
         metafunc.config.stash.setdefault(_ELSEWHERE, []).extend(
             (f"{base}[{c.id}]", f"{name}[{c.id}]", f"{getattr(c, 'family', '')}[{c.id}]", c.id) for c in other
         )
     return keep
-
-
-# how many next slices a shard collects to help: 1 and 2 measured the same on the emulator sweep (16
-# shards: 2.43 s against 2.53 s without help, 7 runs each); 2 also evens out a slice whose neighbour is slow
-HELPED = 2
-
-
-def helped_slices(config: pytest.Config) -> list[int]:
-    """The slices this shard helps with ``--shard-help``, in the order it
-    turns to them: the next ``HELPED`` shards' (``cts.plugin.shardhelp``)."""
-    shard = getattr(config.option, "cts_shard", None)
-    if not shard or not getattr(config.option, "shard_help", None):
-        return []
-    K, N = shard
-    return [(K - 1 + d) % N + 1 for d in range(1, min(HELPED, N - 1) + 1)]
-
-
-def slices_here(config: pytest.Config) -> frozenset[int]:
-    """The slices this shard collects: its own and those it helps."""
-    return frozenset((config.option.cts_shard[0], *helped_slices(config)))
 
 
 def _names(item: pytest.Item) -> tuple[str, ...]:
@@ -276,9 +247,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     shard = getattr(config.option, "cts_shard", None)
     if done or shard:
         keep = []
-        mine = slices_here(config) if shard else frozenset()
         for item in items:
-            if item.nodeid in done or (shard and shard_of(item.nodeid, shard[1]) not in mine):
+            if item.nodeid in done or (shard and shard_of(item.nodeid, shard[1]) != shard[0]):
                 drop.append(item)
             else:
                 keep.append(item)
