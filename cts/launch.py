@@ -124,8 +124,7 @@ def main(argv: list[str]) -> int:
         os.environ.setdefault(var, "1")  # BLAS thread per shard, N shards; the launcher forks single-threaded
     procs: list[tuple[int, subprocess.Popen | _Forked, Path]] = []
     fork = hasattr(os, "fork") and not a.spawn
-    plugins = _shard_plugins(pytest_args)
-    pytest_args = [*pytest_args, *plugins]
+    _shard_plugins(pytest_args)
     warm = ""
     cache = "" if a.no_bytecode_cache else _bytecode_cache()
     if cache:
@@ -178,7 +177,9 @@ def main(argv: list[str]) -> int:
         errs = [ln for ln in text if "error" in ln.lower()]  # argparse's own message before its usage line
         err = next((ln for ln in errs if ": error:" in ln), errs[0] if errs else (text[-1] if text else ""))
         hint = ""
-        if "unrecognized arguments" in err and os.environ.get(_ALL_PLUGINS) != "all":
+        if (
+            "unrecognized arguments" in err and os.environ.get(_ALL_PLUGINS) != "all"
+        ):  # (set by _shard_plugins)
             hint = f" (the shards load the suite's own plugins only: name yours with -p NAME, or set {_ALL_PLUGINS}=all)"
         print(f"cts sweep: pytest refused the options: {err.strip()}{hint}", file=sys.stderr)
         return 4
@@ -190,7 +191,7 @@ def main(argv: list[str]) -> int:
 _ALL_PLUGINS = "CTS_SWEEP_PLUGINS"
 
 
-def _shard_plugins(args: list[str]) -> list[str]:
+def _shard_plugins(args: list[str]) -> None:
     """The shards load the plugins the suite uses (its own, from
     ``conftest.py``, and pytest-timeout for the per-case time limit), those
     named with ``-p NAME``, and no other installed one: pytest's automatic
@@ -199,20 +200,40 @@ def _shard_plugins(args: list[str]) -> list[str]:
     sweep's verdicts and speed then do not depend on what else the Python
     environment holds: on the GPU machine's Python, importing and
     registering its unrelated plugins (jaxtyping, benchmark, anyio, cov,
-    mock, hypothesis) cost every process a third of a second or more.  The
-    pytest options that load pytest-timeout; [] where it is left to
-    pytest's own loading."""
+    mock, hypothesis) cost every process a third of a second or more.
+    pytest-timeout comes through ``PYTEST_PLUGINS`` (the environment, not
+    the command line: a shard's recorded command, which the report prints
+    to resume a sweep, runs as it is in a plain shell), unless the options
+    or ``PYTEST_ADDOPTS`` name it themselves (``-p timeout``, ``-p
+    no:timeout``; one module under two names is an error in pytest).
+    Set in this process's environment: the shards inherit it."""
     if os.environ.get(_ALL_PLUGINS) == "all":
-        return []
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # inherited by every shard, forked or started
+        return
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     import importlib.util
+    import shlex
 
-    blocked = any(
-        a in ("no:timeout", "no:pytest_timeout", "-pno:timeout", "-pno:pytest_timeout") for a in args
-    )
-    if blocked or importlib.util.find_spec("pytest_timeout") is None:
-        return []
-    return ["-p", "pytest_timeout"]
+    try:
+        extra = shlex.split(os.environ.get("PYTEST_ADDOPTS", ""))
+    except ValueError:
+        extra = []
+    if (
+        _names_plugin([*args, *extra], "timeout", "pytest_timeout")
+        or importlib.util.find_spec("pytest_timeout") is None
+    ):
+        return
+    have = [p for p in os.environ.get("PYTEST_PLUGINS", "").split(",") if p.strip()]
+    if "pytest_timeout" not in have:
+        os.environ["PYTEST_PLUGINS"] = ",".join([*have, "pytest_timeout"])
+
+
+def _names_plugin(args: list[str], *names: str) -> bool:
+    """Whether pytest options load or block a plugin of one of these names
+    (``-p NAME``, ``-pNAME``, ``-p no:NAME``)."""
+    specs = [b for a, b in zip(args, args[1:]) if a == "-p"] + [
+        a[2:] for a in args if a.startswith("-p") and len(a) > 2
+    ]
+    return any(sp.removeprefix("no:") in names for sp in specs)
 
 
 def _bytecode_cache() -> str:
@@ -327,8 +348,9 @@ def _warm_imports(collect: bool = True) -> None:
 def _import_shard_modules() -> None:
     """Import, before the fork, the modules every shard would otherwise
     import for itself after it: pytest's own plugins and pytest-timeout
-    (every installed one where CTS_SWEEP_PLUGINS=all; pytest imports each
-    while it builds a shard's configuration: 0.12 s a shard), the suite's
+    (pytest imports each while it builds a shard's configuration: 0.12 s a
+    shard; with CTS_SWEEP_PLUGINS=all the other installed ones are left to
+    the shards: their imports may start threads or load drivers), the suite's
     families, case runners, reference model and emulator (imported by the
     case modules), and pyopencl where installed
     (the plugin's warning filter names a class of it, so pytest imports it
@@ -354,34 +376,19 @@ def _import_shard_modules() -> None:
     for pkg in ("cts.plugin", "cts.families", "cts.runs", "reference"):
         try:
             path = importlib.import_module(pkg).__path__
-        except (ImportError, AttributeError):
+            names += [m.name for m in pkgutil.walk_packages(path, pkg + ".", onerror=lambda _name: None)]
+        except Exception:  # noqa: BLE001  (best effort, as below)
             continue
-        names += [m.name for m in pkgutil.walk_packages(path, pkg + ".")]
     names += ["cts.backends.emulator", "cts.report.markdown"]
     if importlib.util.find_spec("pyopencl") is not None:
         names.append("pyopencl")
+    if importlib.util.find_spec("pytest_timeout") is not None:
+        names.append("pytest_timeout")
     for name in names:
         try:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001  (the shard imports it again and says what is wrong)
             pass
-    if os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):  # the shards load only the plugins named
-        for name in ("pytest_timeout",):
-            try:
-                importlib.import_module(name)
-            except Exception:  # noqa: BLE001
-                pass
-        return
-    try:
-        from importlib.metadata import entry_points
-
-        for ep in entry_points(group="pytest11"):
-            try:
-                importlib.import_module(ep.module)
-            except Exception:  # noqa: BLE001
-                pass
-    except Exception:  # noqa: BLE001
-        pass
 
 
 class _Forked:

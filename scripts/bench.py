@@ -220,9 +220,15 @@ def floor_shards(ids: list[str], n: int, into: Path) -> float:
 
     for k in range(1, n + 1):
         write_floor([i for i in ids if shard_of(i, n) == k], into / str(k))
+    env = dict(os.environ)
+    if env.get("CTS_SWEEP_PLUGINS") != "all":  # the plugins of a sweep's shards (cts.launch._shard_plugins)
+        env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        env["PYTEST_PLUGINS"] = ",".join(p for p in (env.get("PYTEST_PLUGINS"), "pytest_timeout") if p)
     t0 = time.perf_counter()
     procs = [
-        subprocess.Popen([*PYTEST, "-p", "no:xdist", "."], cwd=into / str(k), stdout=subprocess.DEVNULL)
+        subprocess.Popen(
+            [*PYTEST, "-p", "no:xdist", "."], cwd=into / str(k), stdout=subprocess.DEVNULL, env=env
+        )
         for k in range(1, n + 1)
     ]
     for p in procs:

@@ -294,8 +294,9 @@ import cts.launch as launch
 launch._import_shard_modules()
 for name in ("_pytest.junitxml", "cts.backends.emulator", "cts.runs.joint", "cts.families.coop", "reference.joint"):
     assert name in sys.modules, name
-device = sorted(m for m in sys.modules if m in ("vulkan", "cuda", "cts.backends.vulkan", "cts.backends.cuda",
-                                                 "cts.backends.opencl") or m.startswith(("vulkan.", "cuda.")))
+backends = {m.rsplit(".", 1)[-1] for m in sys.modules if m.startswith("cts.backends.")}
+device = sorted(b for b in backends if b not in ("base", "emulator") and not b.startswith("emu_"))
+device += sorted(m for m in sys.modules if m in ("vulkan", "cuda", "torch") or m.startswith(("vulkan.", "cuda.")))
 assert not device, device  # a driver loaded before the fork would be shared by every shard
 cases = [m for m in sys.modules if m.startswith("test_") or m == "conftest"]
 assert not cases, cases  # pytest imports them itself, with their assertions rewritten
@@ -304,8 +305,9 @@ print("ok")
 
 
 def test_the_launcher_imports_what_every_shard_needs_before_the_fork_and_no_device_module():
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # as the launcher sets it for its shards
     out = subprocess.run(
-        [sys.executable, "-c", _PREIMPORT], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", _PREIMPORT], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
     )
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
 
@@ -371,3 +373,14 @@ def test_the_shards_load_the_suites_own_plugins_and_those_named_not_every_instal
         CTS_SWEEP_PLUGINS="all",
     )
     assert every.returncode == 0 and loads() == 2, every.stdout[-2000:]
+    # pytest-timeout comes through the environment: a shard's recorded command (the report's resume
+    # command) runs as it is in a plain shell, and naming the plugin yourself is no conflict
+    rec = read_record([tmp_path / "a" / "journal"])
+    assert rec.sessions and not any("timeout" in str(h.get("command")) for h in rec.sessions)
+    own = run("cts", "sweep", "-j", "2", INTEL, "-k", SMALL, "-p", "timeout", "--timeout", "60",
+              "--report-dir", str(tmp_path / "d"))  # fmt: skip
+    assert own.returncode == 0 and loads() == 0, own.stdout[-2000:] + own.stderr[-2000:]
+    off = run("cts", "sweep", "-j", "2", INTEL, "-k", SMALL, "--timeout", "60", "--report-dir", str(tmp_path / "e"),
+              PYTEST_ADDOPTS="-p no:timeout")  # fmt: skip
+    assert off.returncode == 4 and "unrecognized arguments: --timeout" in off.stderr, off.stderr[-2000:]
+    assert "CTS_SWEEP_PLUGINS=all" in off.stderr  # the one-line refusal names the way out
