@@ -177,9 +177,7 @@ def main(argv: list[str]) -> int:
         errs = [ln for ln in text if "error" in ln.lower()]  # argparse's own message before its usage line
         err = next((ln for ln in errs if ": error:" in ln), errs[0] if errs else (text[-1] if text else ""))
         hint = ""
-        if (
-            "unrecognized arguments" in err and os.environ.get(_ALL_PLUGINS) != "all"
-        ):  # (set by _shard_plugins)
+        if "unrecognized arguments" in err and os.environ.get(_ALL_PLUGINS) != "all":  # see _shard_plugins
             hint = f" (the shards load the suite's own plugins only: name yours with -p NAME, or set {_ALL_PLUGINS}=all)"
         print(f"cts sweep: pytest refused the options: {err.strip()}{hint}", file=sys.stderr)
         return 4

@@ -313,9 +313,8 @@ def test_the_launcher_imports_what_every_shard_needs_before_the_fork_and_no_devi
 
 
 def test_the_shards_load_the_suites_own_plugins_and_those_named_not_every_installed_one(tmp_path):
-    site = (
-        tmp_path / "site"
-    )  # an installed pytest plugin (entry point) that marks each process it is loaded in
+    # an installed pytest plugin (an entry point) that marks each process it is loaded in
+    site = tmp_path / "site"
     dist = site / "fakeplug-0.1.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fakeplug\nVersion: 0.1\n")
@@ -325,62 +324,44 @@ def test_the_shards_load_the_suites_own_plugins_and_those_named_not_every_instal
     )
     mark = tmp_path / "mark"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CTS_"))}
-    env.update(
-        PYTHONPATH=os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")])), FAKEPLUG_MARK=str(mark)
-    )
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    env["FAKEPLUG_MARK"] = str(mark)
 
     def run(*args: str, **extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env={**env, **extra},
-                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        cmd = [sys.executable, "-m", *args]
+        return subprocess.run(
+            cmd, cwd=ROOT, env={**env, **extra}, capture_output=True, text=True, timeout=300
+        )
+
+    def sweep_into(folder: str, *args: str, **extra: str) -> subprocess.CompletedProcess:
+        """A 2-shard sweep of the small Intel selection, its report in tmp_path/folder."""
+        small = ("cts", "sweep", "-j", "2", INTEL, "-k", SMALL)
+        return run(*small, *args, "--report-dir", str(tmp_path / folder), **extra)
 
     def loads() -> int:
+        """Processes the plugin was loaded in since the last call."""
         n = len(mark.read_text()) if mark.exists() else 0
         mark.unlink(missing_ok=True)
         return n
 
-    plain = run("pytest", INTEL, "-q", "-k", SMALL, "--co", "--no-report")
-    assert plain.returncode == 0 and loads() == 1, plain.stdout[
-        -1000:
-    ]  # plain pytest loads it: the plugin is real
-    p = run("cts", "sweep", "-j", "2", INTEL, "-k", SMALL, "--report-dir", str(tmp_path / "a"))
+    plain = run(
+        "pytest", INTEL, "-q", "-k", SMALL, "--co", "--no-report"
+    )  # plain pytest loads it: a real plugin
+    assert plain.returncode == 0 and loads() == 1, plain.stdout[-1000:]
+    p = sweep_into("a")
     assert p.returncode == 0 and loads() == 0, p.stdout[-2000:] + p.stderr[-2000:]
     logs = "".join(f.read_text() for f in (tmp_path / "a" / "logs").rglob("*.log"))
     assert "Unknown config option" not in logs and "2 shard processes" in p.stdout  # pytest-timeout loaded
-    named = run(
-        "cts",
-        "sweep",
-        "-j",
-        "2",
-        INTEL,
-        "-k",
-        SMALL,
-        "-p",
-        "fakeplug_mod",
-        "--report-dir",
-        str(tmp_path / "b"),
-    )
+    named = sweep_into("b", "-p", "fakeplug_mod")
     assert named.returncode == 0 and loads() == 2, named.stdout[-2000:]  # named with -p: in both shards
-    every = run(
-        "cts",
-        "sweep",
-        "-j",
-        "2",
-        INTEL,
-        "-k",
-        SMALL,
-        "--report-dir",
-        str(tmp_path / "c"),
-        CTS_SWEEP_PLUGINS="all",
-    )
+    every = sweep_into("c", CTS_SWEEP_PLUGINS="all")
     assert every.returncode == 0 and loads() == 2, every.stdout[-2000:]
     # pytest-timeout comes through the environment: a shard's recorded command (the report's resume
     # command) runs as it is in a plain shell, and naming the plugin yourself is no conflict
     rec = read_record([tmp_path / "a" / "journal"])
     assert rec.sessions and not any("timeout" in str(h.get("command")) for h in rec.sessions)
-    own = run("cts", "sweep", "-j", "2", INTEL, "-k", SMALL, "-p", "timeout", "--timeout", "60",
-              "--report-dir", str(tmp_path / "d"))  # fmt: skip
+    own = sweep_into("d", "-p", "timeout", "--timeout", "60")
     assert own.returncode == 0 and loads() == 0, own.stdout[-2000:] + own.stderr[-2000:]
-    off = run("cts", "sweep", "-j", "2", INTEL, "-k", SMALL, "--timeout", "60", "--report-dir", str(tmp_path / "e"),
-              PYTEST_ADDOPTS="-p no:timeout")  # fmt: skip
+    off = sweep_into("e", "--timeout", "60", PYTEST_ADDOPTS="-p no:timeout")
     assert off.returncode == 4 and "unrecognized arguments: --timeout" in off.stderr, off.stderr[-2000:]
     assert "CTS_SWEEP_PLUGINS=all" in off.stderr  # the one-line refusal names the way out
