@@ -95,8 +95,9 @@ def test_raw_bits_are_numpys_integers_and_leave_the_same_stream(held, n):
 def test_bounded_ints_are_numpys_integers_and_leave_the_same_stream(held, lo, hi):
     from reference.draws import bounded_ints
 
-    mine, ref = _generators(held)
-    for size in (5, (3, 4), 2001):  # 2^31 + 1: about half the draws are dropped and drawn again
-        got, want = bounded_ints(mine, lo, hi, size), ref.integers(lo, hi, size=size)
-        assert got.dtype == want.dtype and np.array_equal(got, want)
-    assert np.array_equal(mine.integers(0, 1000, 7), ref.integers(0, 1000, 7))
+    for forced in (False, True):  # as called (numpy's own below the sizes where the bulk draw pays) and
+        mine, ref = _generators(held)  # the bulk draw at every size
+        for size in (5, (3, 4), 2001, 9000):  # 2^31 + 1: about half the draws are dropped and drawn again
+            got, want = bounded_ints(mine, lo, hi, size, _checked=forced), ref.integers(lo, hi, size=size)
+            assert got.dtype == want.dtype and np.array_equal(got, want)
+        assert np.array_equal(mine.integers(0, 1000, 7), ref.integers(0, 1000, 7))
