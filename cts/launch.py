@@ -58,6 +58,65 @@ def _refuse(args: list[str]) -> str | None:
     return None
 
 
+def _suite_value_options() -> set[str]:
+    """The suite's own options that take a value (``--report-dir DIR``,
+    ``--resume PATH``, ...), as its plugin modules declare them (their
+    ``pytest_addoption`` called with a recorder, not pytest's parser).
+    Best effort: empty if a module cannot be read."""
+    import importlib
+    import inspect
+
+    names: set[str] = set()
+
+    class Recorder:
+        def getgroup(self, *_a, **_k):
+            return self
+
+        def addoption(self, *opts, **kw):
+            if kw.get("action", "store") in ("store", "append"):
+                names.update(o for o in opts if o.startswith("--"))
+
+        def addini(self, *_a, **_k):
+            pass
+
+        def register(self, *_a, **_k):  # as the plugin manager: the rooms are read below
+            pass
+
+    try:
+        main_plugin = importlib.import_module("cts.plugin")
+        for mod in ("cts.plugin", *main_plugin.ROOM_PLUGINS):
+            fn = getattr(importlib.import_module(mod), "pytest_addoption", None)
+            if fn is not None:
+                rec = Recorder()
+                fn(**{k: rec for k in inspect.signature(fn).parameters})  # parser, pluginmanager
+    except Exception:  # noqa: BLE001  (best effort: the options go as given)
+        return set()
+    return names
+
+
+def _joined(args: list[str], names: set[str]) -> list[str]:
+    """``args`` with every ``--name VALUE`` of ``names`` written ``--name=VALUE``.
+    pytest looks for its rootdir among the arguments that name existing
+    paths before it knows a plugin's options: without a test path in the
+    arguments, ``--report-dir out`` (out an existing folder outside the
+    project, as the launcher's own log folder makes it) was taken for the
+    tests' folder, so no conftest, no plugin, and every shard a usage error."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            out += args[i:]
+            break
+        if a in names and i + 1 < len(args):
+            out.append(f"{a}={args[i + 1]}")
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 def _summary(log: Path) -> str:
     try:
         lines = log.read_text(errors="replace").splitlines()
@@ -112,6 +171,7 @@ def main(argv: list[str]) -> int:
     check_run_id(run_id)
     if _option(pytest_args, "--run-id") is None:
         pytest_args = [*pytest_args, "--run-id", run_id]
+    pytest_args = _joined(pytest_args, _suite_value_options())
     report = Path(_option(pytest_args, "--report-dir") or "reports/latest")
     logs = report / "logs" / run_id
     logs.mkdir(parents=True, exist_ok=True)

@@ -102,6 +102,19 @@ def test_sweep_launcher_rejects_bad_options_in_one_line(args, message):
     assert len(p.stderr.strip().splitlines()) == 1
 
 
+def test_a_sweep_without_a_test_path_writes_into_an_existing_report_folder_outside_the_project(tmp_path):
+    """pytest looks for its rootdir among the arguments that name existing
+    paths before it knows the suite's options: ``--report-dir DIR`` with no
+    test path, DIR an existing folder outside the project, made every shard
+    a usage error (rootdir DIR: no conftest, no plugin).  The launcher hands
+    the suite's options to the shards as ``--name=value``."""
+    out = tmp_path / "out"
+    out.mkdir()
+    p = sweep("-j", "2", "--report-dir", str(out), "-k", "intel_mma and sg8 and i8_i8 and not wg")
+    assert p.returncode == 0, p.stdout[-1500:] + p.stderr[-1500:]
+    assert "28 passed" in p.stdout and (out / "report.md").is_file(), p.stdout[-1500:]
+
+
 def test_sweep_launcher_reports_a_pytest_usage_error_once(tmp_path):
     p = sweep("-j", "2", INTEL, "--backend", "nosuch", "--report-dir", str(tmp_path / "r"))
     assert p.returncode == 4 and "nosuch" in p.stderr and "Traceback" not in p.stdout + p.stderr, p.stderr
