@@ -171,7 +171,6 @@ def main(argv: list[str]) -> int:
     check_run_id(run_id)
     if _option(pytest_args, "--run-id") is None:
         pytest_args = [*pytest_args, "--run-id", run_id]
-    pytest_args = _joined(pytest_args, _suite_value_options())
     report = Path(_option(pytest_args, "--report-dir") or "reports/latest")
     logs = report / "logs" / run_id
     logs.mkdir(parents=True, exist_ok=True)
@@ -182,6 +181,7 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):  # before numpy is imported (warm-up): one
         os.environ.setdefault(var, "1")  # BLAS thread per shard, N shards; the launcher forks single-threaded
+    pytest_args = _joined(pytest_args, _suite_value_options())  # (imports the plugin: after the line above)
     procs: list[tuple[int, subprocess.Popen | _Forked, Path]] = []
     fork = hasattr(os, "fork") and not a.spawn
     _shard_plugins(pytest_args)

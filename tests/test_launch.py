@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -273,6 +274,35 @@ try:
 except KeyError as e:
     print("raised here:", e, os.getpid() == me)
 """
+
+
+_FORKS_ONE_THREADED = """
+import os, sys
+for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):
+    os.environ.pop(var, None)  # as a user's shell leaves them
+import cts.launch as L
+from cts.report.aside import one_thread
+seen, fork = [], L._Forked.__init__
+def watched(self, *a, **k):
+    seen.append(one_thread())
+    fork(self, *a, **k)
+L._Forked.__init__ = watched
+rc = L.main(sys.argv[1:])
+print("one thread at every fork:", seen and all(seen), seen, "rc", rc)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/self/status (Linux)")
+def test_the_launcher_forks_its_shards_from_a_single_thread(tmp_path):
+    """numpy's BLAS starts its threads when numpy is imported unless told
+    one: the launcher sets that before its first import of numpy, so it
+    forks from one thread (a lock held by another thread would stay held in
+    every shard) and builds the reports in children (cts/report/aside.py)."""
+    p = subprocess.run(
+        [sys.executable, "-c", _FORKS_ONE_THREADED, "-j", "2", INTEL, "-k", SMALL, "--report-dir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert "one thread at every fork: True" in p.stdout, p.stdout[-1500:] + p.stderr[-1500:]
 
 
 def test_work_aside_is_done_by_a_child_in_a_one_threaded_launcher_and_a_failing_child_raises_here():
