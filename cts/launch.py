@@ -181,7 +181,6 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):  # before numpy is imported (warm-up): one
         os.environ.setdefault(var, "1")  # BLAS thread per shard, N shards; the launcher forks single-threaded
-    pytest_args = _joined(pytest_args, _suite_value_options())  # (imports the plugin: after the line above)
     procs: list[tuple[int, subprocess.Popen | _Forked, Path]] = []
     fork = hasattr(os, "fork") and not a.spawn
     _shard_plugins(pytest_args)
@@ -189,6 +188,9 @@ def main(argv: list[str]) -> int:
     cache = "" if a.no_bytecode_cache else _bytecode_cache()
     if cache:
         warm += f" (compiled modules kept in {cache}: PYTHONDONTWRITEBYTECODE is set)"
+    # the suite's option names: reading them imports the plugin, numpy and pytest, so only now (one
+    # BLAS thread, the bytecode cache in place)
+    pytest_args = _joined(pytest_args, _suite_value_options())
     if fork:  # the shards start from this process's imports: no interpreter, pytest or numpy start-up
         # the throw-away collection: asked for, or where no compiled module can be cached (every shard
         # would then rewrite and compile the case modules and pytest's plugins itself)
