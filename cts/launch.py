@@ -173,7 +173,10 @@ def main(argv: list[str]) -> int:
         pytest_args = [*pytest_args, "--run-id", run_id]
     report = Path(_option(pytest_args, "--report-dir") or "reports/latest")
     logs = report / "logs" / run_id
-    logs.mkdir(parents=True, exist_ok=True)
+    try:
+        logs.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OSError(f"--report-dir: cannot write in {report}: {e.strerror or e}") from None
     junit = _option(pytest_args, "--junitxml") or _option(pytest_args, "--junit-xml")
     if junit:  # one file per shard, merged at the end (N writers of one file would clobber it)
         pytest_args = _without(pytest_args, ("--junitxml", "--junit-xml"))

@@ -95,6 +95,7 @@ def test_sweep_launcher_merges_its_shards_into_one_report_like_a_plain_run(tmp_p
         (["--no-report"], "a sweep writes its journal"),
         (["-j", "0"], "1..1024 shard processes"),
         (["--run-id", "a b"], "--run-id 'a b'"),
+        (["--report-dir", "/proc/no/such"], "--report-dir: cannot write in /proc/no/such"),
     ],
 )
 def test_sweep_launcher_rejects_bad_options_in_one_line(args, message):
