@@ -72,8 +72,8 @@ def _suite_value_options() -> set[str]:
         def getgroup(self, *_a, **_k):
             return self
 
-        def addoption(self, *opts, **kw):
-            if kw.get("action", "store") in ("store", "append"):
+        def addoption(self, *opts, **kw):  # a value always follows (not nargs "?": it may stand alone)
+            if kw.get("action", "store") in ("store", "append") and kw.get("nargs") in (None, 1):
                 names.update(o for o in opts if o.startswith("--"))
 
         def addini(self, *_a, **_k):
@@ -108,7 +108,7 @@ def _joined(args: list[str], names: set[str]) -> list[str]:
         if a == "--":
             out += args[i:]
             break
-        if a in names and i + 1 < len(args):
+        if a in names and i + 1 < len(args) and not args[i + 1].startswith("-"):  # as argparse reads it
             out.append(f"{a}={args[i + 1]}")
             i += 2
             continue

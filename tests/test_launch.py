@@ -117,6 +117,22 @@ def test_a_sweep_without_a_test_path_writes_into_an_existing_report_folder_outsi
     assert "28 passed" in p.stdout and (out / "report.md").is_file(), p.stdout[-1500:]
 
 
+def test_the_launcher_joins_exactly_the_suites_options_that_take_a_value():
+    from cts.launch import _joined, _suite_value_options
+
+    names = _suite_value_options()
+    assert {"--report-dir", "--run-id", "--resume", "--seed", "--backend", "--emulator-fault"} <= names
+    assert not names & {"--no-report", "--journal-only", "--assume-extension"}  # flags; a value optional
+    args = ["cases", "--report-dir", "/x", "-k", "a and b", "--emulator-fault", "f", "--emulator-fault=g"]
+    assert _joined(args, names) == ["cases", "--report-dir=/x", "-k", "a and b", "--emulator-fault=f",
+                                    "--emulator-fault=g"]  # fmt: skip
+    # an option without its value stays as it was given (pytest then says so); nothing after "--"
+    assert _joined(["--assume-extension", "--run-id", "R"], names) == ["--assume-extension", "--run-id=R"]
+    assert _joined(["--report-dir", "--seed", "3"], names) == ["--report-dir", "--seed=3"]
+    assert _joined(["--", "--report-dir", "/x"], names) == ["--", "--report-dir", "/x"]
+    assert _joined(["--report-dir"], names) == ["--report-dir"]
+
+
 def test_sweep_launcher_reports_a_pytest_usage_error_once(tmp_path):
     p = sweep("-j", "2", INTEL, "--backend", "nosuch", "--report-dir", str(tmp_path / "r"))
     assert p.returncode == 4 and "nosuch" in p.stderr and "Traceback" not in p.stdout + p.stderr, p.stderr
