@@ -5,7 +5,7 @@ the built-ins, and a device lacking something gets a skip naming it."""
 import numpy as np
 import pytest
 
-from cts.backends.base import DeviceInfo
+from cts.backends.base import CaseError, DeviceInfo
 from cts.backends.opencl_rotate import REQUIRE_VECTORS_ENV, RotateOpenCL
 from cts.families.mlir import mlir_cases
 from cts.families.rotate import GENTYPES, RotateCase
@@ -32,6 +32,18 @@ def test_opencl_c_program_calls_every_variant():
     assert "sub_group_rotate(v, d)" in src
     for c in (1, 2, 4, 8, 16):
         assert f"sub_group_clustered_rotate(v, d, {c}u)" in src
+
+
+def test_the_program_of_every_size_holds_each_cases_own_kernel():
+    from cts.kernels.rotate_cl import rotate_cl_sized_entry, rotate_cl_sizes_program
+
+    for nonuniform in (False, True):
+        merged = rotate_cl_sizes_program("half", (4, 16, 64), nonuniform)
+        assert merged.count("cl_khr_fp16") == 1 and merged.count("kernel void") == 3
+        for sg in (4, 16, 64):
+            own = rotate_cl_program("half", sg, nonuniform)
+            body = own[own.index("__attribute__") :].replace("rotate_k(", f"{rotate_cl_sized_entry(sg)}(")
+            assert body in merged, sg  # the same kernel, under the size's own name
 
 
 class _FakeDevice(RotateOpenCL):
@@ -104,3 +116,50 @@ def test_mlir_kernel_refuses_ops_without_a_realization():
     ]
     with pytest.raises(ValueError, match="compute"):
         mlir_rotate_kernel(prog, bufs, 16)
+
+
+class _FakeRun(_FakeDevice):
+    """Records the kernels run. ``fail``: "sizes" (the program of every size
+    fails, as a build failure of one size's kernel fails the whole program),
+    "both" (the case's own program fails too) or None."""
+
+    prelude = None
+
+    def __init__(self, sizes, fail=None):
+        super().__init__(FULL_EXT, sizes=sizes)
+        self.ran, self.fail = [], fail
+
+    def with_prelude(self, text):
+        return text
+
+    def run_kernel(self, ks, inputs, outputs):
+        self.ran.append(ks.entry)
+        if self.fail == "both" or (self.fail == "sizes" and ks.entry != "rotate_k"):
+            raise CaseError("kernel build failed on fake")
+        n = outputs["out"][1]
+        return {"out": np.zeros(n, outputs["out"][0]), "info": np.zeros(4 * n, np.uint32)}
+
+
+@pytest.mark.parametrize(
+    "sizes, fail, ran",
+    [
+        ((4, 8, 16), None, ["rotate_k8"]),  # the case's kernel in the program of every size
+        ((4, 8, 16), "sizes", ["rotate_k8", "rotate_k"]),  # that failed: the case's own program judges
+        ((8,), None, ["rotate_k"]),  # a device of one size: the case's own program
+    ],
+)
+def test_a_case_runs_in_the_program_of_every_size_and_its_own_program_judges_a_failure(sizes, fail, ran):
+    dev = _FakeRun(sizes, fail)
+    dev.run_subgroup_rotate(
+        RotateCase("opencl_c", "int", 1, 8, 0), np.zeros((2, 8, 1), np.uint32), np.zeros(2)
+    )
+    assert dev.ran == ran
+
+
+def test_a_case_whose_own_program_fails_too_gets_that_failure():
+    dev = _FakeRun((4, 8, 16), "both")
+    with pytest.raises(CaseError, match="build failed"):
+        dev.run_subgroup_rotate(
+            RotateCase("opencl_c", "int", 1, 8, 0), np.zeros((2, 8, 1), np.uint32), np.zeros(2)
+        )
+    assert dev.ran == ["rotate_k8", "rotate_k"]

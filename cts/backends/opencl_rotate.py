@@ -11,12 +11,21 @@ element type).  Does not import ``opencl.py`` (that module imports this one).
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 import numpy as np
 
-from cts.families.rotate import rotate_launches
+from cts.backends.base import CaseError
+from cts.families.rotate import SUBGROUP_SIZES, rotate_launches
 from cts.kernels import KernelSource
-from cts.kernels.rotate_cl import HOST_DTYPE, mlir_rotate_kernel, rotate_cl_entry, rotate_cl_program
+from cts.kernels.rotate_cl import (
+    HOST_DTYPE,
+    mlir_rotate_kernel,
+    rotate_cl_entry,
+    rotate_cl_program,
+    rotate_cl_sized_entry,
+    rotate_cl_sizes_program,
+)
 from cts.kernels.rotate_spv import assemble_spv13, rotate_spv_entry, rotate_spv_module
 
 __all__ = ["RotateOpenCL", "REQUIRE_VECTORS_ENV"]
@@ -100,6 +109,14 @@ class RotateOpenCL:
         return None
 
     def kernel_source_subgroup_rotate(self, case, subgroups: int = 0, shape=None) -> KernelSource:
+        """What a sweep builds and runs for the case (its repro bundle's
+        kernel): the case's kernel in the program of every size
+        (``_sizes_source``) where that applies, else its own program."""
+        own = self._own_source(case, shape)
+        return self._sizes_source(case, own) or own
+
+    def _own_source(self, case, shape=None) -> KernelSource:
+        """The case's own program: one kernel (OpenCL C) or one module (SPIR-V)."""
         G, L = shape or _launch(case)
         dt = HOST_DTYPE[case.gentype.bits]
         common = {
@@ -134,6 +151,20 @@ class RotateOpenCL:
             **common,
         )
 
+    def _sizes_source(self, case, ks: KernelSource) -> KernelSource | None:
+        """``ks`` (an OpenCL C case's own program) as the kernel of its size in
+        the program of every required size the device has, for the case's
+        gentype and control flow (``rotate_cl_sizes_program``); None for SPIR-V
+        or where the device names no size but the case's."""
+        if case.api != "opencl_c":
+            return None
+        have = set(self.describe().subgroup_sizes or ())
+        sizes = tuple(s for s in SUBGROUP_SIZES if s in have)
+        if case.sg not in sizes or len(sizes) < 2:
+            return None
+        src = rotate_cl_sizes_program(case.type, sizes, case.flow == "nonuniform")
+        return replace(ks, entry=rotate_cl_sized_entry(case.sg), source=self.with_prelude(src))
+
     def run_subgroup_rotate(self, case, values: np.ndarray, deltas: np.ndarray, const=None) -> dict:
         G, L, W = values.shape
         ks = self.kernel_source_subgroup_rotate(case, shape=(G, L))
@@ -149,11 +180,15 @@ class RotateOpenCL:
             ins["dsel"] = const
         elif const.any():
             raise ValueError("constant deltas are realized by the SPIR-V modules only")  # a suite bug
-        res = self.run_kernel(
-            ks,
-            ins,
-            {"out": (dt, n * W), "info": (np.uint32, 4 * n)},
-        )
+        outs = {"out": (dt, n * W), "info": (np.uint32, 4 * n)}
+        try:
+            res = self.run_kernel(ks, ins, outs)
+        except CaseError:
+            if case.api != "opencl_c" or ks.entry == rotate_cl_entry():  # it ran as its own program
+                raise
+            # the program of every size failed (to build, or to launch): the case's own program
+            # says whether it is this case's fault (a build failure is kept, not rebuilt per case)
+            res = self.run_kernel(self._own_source(case, (G, L)), ins, outs)
         info = res["info"].reshape(G, L, 4).astype(np.int64)
         return {
             "out": res["out"].astype(np.uint64).reshape(G, L, W),
