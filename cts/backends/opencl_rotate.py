@@ -109,9 +109,9 @@ class RotateOpenCL:
         return None
 
     def kernel_source_subgroup_rotate(self, case, subgroups: int = 0, shape=None) -> KernelSource:
-        """What a sweep builds and runs for the case (its repro bundle's
-        kernel): the case's kernel in the program of every size
-        (``_sizes_source``) where that applies, else its own program."""
+        """What a run builds and launches for the case (``kernel_source``):
+        the case's kernel in the program of every size (``_sizes_source``)
+        where that applies, else its own program."""
         own = self._own_source(case, shape)
         return self._sizes_source(case, own) or own
 
