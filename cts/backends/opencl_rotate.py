@@ -184,7 +184,7 @@ class RotateOpenCL:
         try:
             res = self.run_kernel(ks, ins, outs)
         except CaseError:
-            if case.api != "opencl_c" or ks.entry == rotate_cl_entry():  # it ran as its own program
+            if ks.entry != rotate_cl_sized_entry(case.sg):  # it ran as its own program
                 raise
             # the program of every size failed (to build, or to launch): the case's own program
             # says whether it is this case's fault (a build failure is kept, not rebuilt per case)

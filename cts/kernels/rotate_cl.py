@@ -3,7 +3,8 @@
 One kernel per (gentype, required subgroup size) switches over the rotate
 variants (plain, and each power-of-two cluster size); a sweep builds one
 program per gentype and control flow holding the kernel of every size the
-device has, a case's own program (one kernel) being its repro.  The kernel:
+device has; a case's own program (one kernel) is what a run falls back to
+where that program fails.  The kernel:
 
 * reads its value and the work-group's delta (``deltas[get_group_id(0)]``:
   uniform in every subgroup, and not a compile-time constant, so the
@@ -57,8 +58,8 @@ def rotate_cl_program(t: str, sg: int, nonuniform: bool = False) -> str:
     one kernel compiles 2-3x faster than one kernel per variant).
     ``nonuniform``: the switch runs only where the subgroup local id % 3 !=
     2 (the built-ins "need not be encountered by all work-items"); the other
-    work-items keep their value.  A case's own program (its repro, and what a
-    sweep falls back to, see :func:`rotate_cl_sizes_program`)."""
+    work-items keep their value.  A case's own program: what a run falls
+    back to where :func:`rotate_cl_sizes_program` fails."""
     return _head(t, f"required subgroup size {sg}") + _kernel(t, sg, nonuniform, rotate_cl_entry())
 
 
