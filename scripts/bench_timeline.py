@@ -19,6 +19,7 @@ what came after the last end (the shards' exit and the launcher's merge).
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import statistics
@@ -61,10 +62,17 @@ def timeline(journals: Path, t0: float) -> list[dict]:
 
 
 def main(argv: list[str]) -> int:
-    args = list(argv)
-    alone = None
-    if args[:1] == ["--alone"]:
-        alone, args = int(args[1]), args[2:]
+    ap = argparse.ArgumentParser(
+        description="where one `cts sweep`'s wall time goes, shard by shard; every other argument goes to "
+        "`python -m cts sweep` (-j N, the selection, its options)"
+    )
+    ap.add_argument(
+        "--alone", type=int, metavar="K", help="run shard K of -j N by itself, as one pytest process"
+    )
+    a, args = ap.parse_known_args(argv)
+    alone = a.alone
+    if alone is not None and "-j" not in args:
+        ap.error("--alone K needs -j N")
     if not any(a.startswith("--report-dir") for a in args):
         args.append(f"--report-dir={tempfile.mkdtemp(prefix='cts-timeline-')}")
     report = Path(next(a.split("=", 1)[1] for a in args if a.startswith("--report-dir=")))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cts.plugin.shard import shard_of
 from cts.report.journal import Journal, file_header, with_defaults
 from cts.report.record import read_record
 from tests.test_sweep import ROOT, results, run_cts
@@ -426,3 +427,134 @@ def test_the_shards_load_the_suites_own_plugins_and_those_named_not_every_instal
     off = sweep_into("e", "--timeout", "60", PYTEST_ADDOPTS="-p no:timeout")
     assert off.returncode == 4 and "unrecognized arguments: --timeout" in off.stderr, off.stderr[-2000:]
     assert "CTS_SWEEP_PLUGINS=all" in off.stderr  # the one-line refusal names the way out
+
+
+# ------------------------------------------------- --shard-durations (balanced slices)
+def test_balanced_slices_spread_the_slow_cases_that_the_hash_would_pile_up():
+    from cts.plugin.shard import balanced_slices
+
+    base = "cases/t.py::t"
+    nids = [f"{base}[c{i}]" for i in range(400)]
+    # three slow cases (a compiler that takes a minute to fail), chosen so that the hash puts them
+    # all on one slice of three: what the durations must undo
+    slow = [i for i in nids if shard_of(i, 3) == 1][:3]
+    cost = [60.0 if i in slow else 0.01 for i in nids]
+    hashed = [0.0] * 3
+    for nid, c in zip(nids, cost):
+        hashed[shard_of(nid, 3) - 1] += c
+    assert max(hashed) > 180  # the hash: one slice gets the three minutes
+    got = balanced_slices(cost, 3, base)
+    assert sorted(k for i, k in zip(nids, got) if i in slow) == [1, 2, 3]  # one slow case a slice
+    loads = [0.0] * 3
+    for k, c in zip(got, cost):
+        loads[k - 1] += c
+    assert max(loads) - min(loads) <= 0.011  # the fast ones fill around them
+    assert got == balanced_slices(list(cost), 3, base)  # a pure function: every slice agrees
+    counts = [got.count(k) for k in (1, 2, 3)]
+    assert max(counts) - min(counts) <= 2
+
+
+def test_a_case_without_a_duration_costs_the_median_and_ties_rotate():
+    from cts.plugin.shard import balanced_slices, unit_costs
+
+    nids = ["f[a]", "f[b]", "f[c]", "f[new]", "f[b2]"]
+    units = ["f[a]", "f[g]", "f[c]", "f[new]", "f[g]"]  # b and b2: one program (a kernel group)
+    durations = {"f[a]": 1.0, "f[b]": 2.0, "f[c]": 9.0, "f[b2]": 0.5}  # f[new]: the (upper) median, 2.0
+    assert unit_costs(nids, units, durations) == {"f[a]": 1.0, "f[g]": 2.5, "f[c]": 9.0, "f[new]": 2.0}
+    assert unit_costs(["x[1]"], ["x[1]"], {}) == {"x[1]": 1.0}
+    # equal costs: the split is even, and the odd one out goes to a slice the function decides
+    extra = {balanced_slices([1.0, 1.0, 1.0], 2, f"fn{i}").count(1) for i in range(12)}
+    assert extra == {1, 2}
+
+
+def test_a_kernel_group_is_exactly_the_cases_of_one_program():
+    """The rotate family's placement hint names the cases whose kernels
+    one program holds on the OpenCL backend: the same group, the same
+    program text (so a shard that builds it serves all of them)."""
+    from cts.families.rotate import SUBGROUP_SIZES, rotate_cases
+    from cts.kernels.rotate_cl import rotate_cl_sizes_program
+    from cts.kernels.rotate_spv import rotate_spv_module
+    from reference.data import TIERS
+
+    def program(c) -> str:
+        nu = c.flow == "nonuniform"
+        if c.api == "opencl_c":
+            return rotate_cl_sizes_program(c.type, SUBGROUP_SIZES, nu)
+        return rotate_spv_module(c.type, c.sg, (c.width,), None if c.width == 1 else (0, 2), c.dbits, nu)
+
+    cases = rotate_cases(TIERS)
+    by_group: dict[str, set] = {}
+    by_text: dict[str, set] = {}
+    for c in cases:
+        by_group.setdefault(c.kernel_group, set()).add(c.id)
+        by_text.setdefault(program(c), set()).add(c.id)
+    assert sorted(map(sorted, by_group.values())) == sorted(map(sorted, by_text.values()))
+    assert len(by_group) < len(cases) / 3  # groups, not single cases
+
+
+def test_shards_keep_a_kernel_group_together_and_every_case_once():
+    from cts.families.rotate import rotate_cases
+    from reference.data import TIERS
+
+    group = {c.id: c.kernel_group for c in rotate_cases(TIERS)}
+    rot = "cases/test_subgroup_rotate.py"
+    everything = _ids(run_cts(rot, "--co", "-q"))
+    parts = [_ids(run_cts(rot, "--co", "-q", "--shard", f"{k}/3")) for k in (1, 2, 3)]
+    assert len(everything) == len(group) and sorted(everything) == sorted(i for p in parts for i in p)
+    where: dict[str, set] = {}
+    for k, p in enumerate(parts):
+        for nid in p:
+            where.setdefault(group[nid.split("[", 1)[1][:-1]], set()).add(k)
+    assert all(len(s) == 1 for s in where.values())  # a group in one slice only
+    assert all(len(p) > len(everything) / 6 for p in parts)  # still spread
+
+
+def test_shard_durations_give_disjoint_complete_balanced_slices_through_the_launcher(tmp_path):
+    everything = _ids(run_cts(INTEL, "--co", "-q", "-k", SMALL))
+    assert len(everything) == 56
+    slow = [i for i in everything if shard_of(i, 3) == 2][:3]  # the hash piles them on slice 2
+    assert len(slow) == 3
+    hdr = file_header("old", {"backend": "emulator"}, "main")
+    j = Journal(tmp_path / "old" / "main-1.jsonl", hdr)
+    for i, nid in enumerate(everything):
+        j.append({"nodeid": nid, "family": "f", "case_id": str(i), "outcome": "passed", "time": 1.0 + i,
+                  "duration": 30.0 if nid in slow else 0.01})  # fmt: skip
+    j.close()
+    parts = [
+        _ids(run_cts(INTEL, "--co", "-q", "-k", SMALL, "--shard", f"{k}/3", "--shard-durations", str(tmp_path / "old")))
+        for k in (1, 2, 3)
+    ]  # fmt: skip
+    assert sorted(everything) == sorted(i for p in parts for i in p)  # disjoint and complete
+    assert [sum(s in p for s in slow) for p in parts] == [1, 1, 1]  # one slow case per slice
+    p = sweep("-j", "3", INTEL, "-k", SMALL, "--report-dir", str(tmp_path / "s"),
+              "--shard-durations", str(tmp_path / "old"))  # fmt: skip
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    rec = read_record([tmp_path / "s" / "journal"])
+    assert sorted(r["nodeid"] for r in rec.rows) == sorted(everything)
+    where = {r["nodeid"]: Path(r["file"]).name[:9] for r in _rows_with_files(tmp_path / "s" / "journal")}
+    assert sorted(where[s] for s in slow) == ["shard1of3", "shard2of3", "shard3of3"]
+
+
+def _rows_with_files(folder: Path) -> list[dict]:
+    out = []
+    for f in folder.rglob("*.jsonl"):
+        for line in f.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row.get("outcome"):
+                out.append({"nodeid": row["nodeid"], "file": str(f)})
+    return out
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--shard-durations", "tests"], "--shard-durations: only with --shard K/N"),
+        (["--shard", "1/2", "--shard-durations", "no/such/journal"], "--shard-durations: journal not found"),
+        (["--shard", "1/2", "--shard-durations", "cases"], "--shard-durations: no case duration in cases"),
+    ],
+)
+def test_shard_durations_bad_input_is_one_usage_line(args, message):
+    p = run_cts(INTEL, "--co", "-q", *args)
+    assert p.returncode == 4, p.stdout[-1500:] + p.stderr[-1500:]
+    assert message in p.stderr, p.stderr[-1500:]
+    assert "Traceback" not in p.stdout + p.stderr

@@ -149,6 +149,20 @@ class RotateCase:
         return f"{self.api}-{self.tname}-sg{self.sg}-{op}{tail}"
 
     @property
+    def kernel_group(self) -> str:
+        """The cases one program holds (the OpenCL backend's kernels,
+        ``cts.backends.opencl_rotate``): OpenCL C, one program per gentype and
+        control flow with every required size's kernel; SPIR-V, one module per
+        type, width, subgroup size, Delta width and control flow with every
+        cluster size.  A sweep's shards keep a group together, so each program
+        is built by one shard only (a hint for placement: a wrong group costs
+        time, never a verdict)."""
+        flow = self.flow or "uniform"
+        if self.api == "opencl_c":
+            return f"{self.api}-{self.type}-{flow}"
+        return f"{self.api}-{self.tname}-sg{self.sg}-d{self.dbits}-{flow}"
+
+    @property
     def rule(self) -> str:
         """Which wording of the source rule applies (spec-digest 6.5)."""
         return self.api

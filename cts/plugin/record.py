@@ -141,7 +141,15 @@ def session_header(config: pytest.Config, selected: int) -> dict:
         "platform": platform.platform(),
         "options": {
             k: getattr(config.option, k, None)
-            for k in ("shard", "resume", "expectations", "timeout", "numprocesses", "keyword")
+            for k in (
+                "shard",
+                "shard_durations",
+                "resume",
+                "expectations",
+                "timeout",
+                "numprocesses",
+                "keyword",
+            )
             if getattr(config.option, k, None) not in (None, "", [])
         },
         "time": time.time(),

@@ -6,7 +6,18 @@ JOURNAL`` and ``--expectations FILE`` (issue 4; peer-suites.md A.7, F.1, F.2).
   split deterministic across machines and independent of collection order
   and of other cases, so N shard journals merge to exactly the unsharded
   case set.  Each shard writes journal files named ``shardKofN-*.jsonl`` and
-  clears only its own, so shards can share one report folder.
+  clears only its own, so shards can share one report folder.  Cases with
+  one ``kernel_group`` (one program holds their kernels) are placed as one
+  unit, by the hash of the group: a driver builds that program in one shard.
+* ``--shard-durations JOURNAL`` (with ``--shard``; file or folder,
+  repeatable) splits by the case durations a previous run recorded
+  instead: within each test function, the costliest unit (case or kernel
+  group) first onto the least loaded slice (a case the journals do not know
+  counts as the median of the function's known ones).  A real driver's cases cost from a millisecond to
+  a minute (a compiler that takes 30-60 s to fail on one module): the hash
+  can give one slice several of the slow ones, while xdist's scheduler would
+  have spread them.  Still disjoint and complete, and the same on every
+  machine, as long as every slice of the run is given the same journals.
 * ``--resume JOURNAL`` (file or folder, repeatable) deselects the cases that
   already have a verdict in it *for this run's configuration* (device
   identity and verdict-changing options, ``cts.plugin.run_ident``), so an
@@ -19,6 +30,7 @@ JOURNAL`` and ``--expectations FILE`` (issue 4; peer-suites.md A.7, F.1, F.2).
 from __future__ import annotations
 
 import hashlib
+import heapq
 import os
 import time
 import warnings
@@ -31,7 +43,15 @@ from cts.errors import CaseError
 from cts.report.expectations import Entry, load_expectations, match
 from cts.report.record import read_record
 
-__all__ = ["parse_shard", "shard_of", "resumed_runs", "shard_prefilter", "DEVICE_VERDICTS"]
+__all__ = [
+    "parse_shard",
+    "shard_of",
+    "balanced_slices",
+    "unit_costs",
+    "resumed_runs",
+    "shard_prefilter",
+    "DEVICE_VERDICTS",
+]
 
 # the exceptions of a device verdict (a failed check, an assertion of a conformance test, the
 # driver refusing or failing a case): what an expectations entry may turn into ``xfailed``
@@ -40,6 +60,8 @@ DEVICE_VERDICTS = (AssertionError, CaseError, pytest.fail.Exception)
 _ENTRIES = pytest.StashKey[list]()
 _ELSEWHERE = pytest.StashKey[list]()  # names of the cases left to other shards (for stale expectations)
 _DONE = pytest.StashKey[dict]()
+_DURATIONS = pytest.StashKey[dict]()  # --shard-durations: node id -> seconds
+_ASSIGNED = pytest.StashKey[dict]()  # node id -> this slice, for the cases shard_prefilter kept
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,6 +72,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="K/N",
         help="run only slice K of N (1 <= K <= N) of the selected cases; the slices of "
         "1/N .. N/N are disjoint, cover every case and are stable across machines",
+    )
+    g.addoption(
+        "--shard-durations",
+        action="append",
+        default=[],
+        metavar="JOURNAL",
+        help="with --shard: split by the case durations recorded in this journal file or folder "
+        "(repeatable; a previous run of the sweep): longest case first onto the least loaded slice, "
+        "per test function; every slice of the run must be given the same journals",
     )
     g.addoption(
         "--resume",
@@ -105,6 +136,12 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(e)) from None
         opt.cts_shard = (K, N)
         opt.cts_journal_prefix = f"shard{K}of{N}-"
+    if opt.shard_durations:
+        if not opt.shard:
+            raise pytest.UsageError(
+                "--shard-durations: only with --shard K/N (it decides how the slices split)"
+            )
+        config.stash[_DURATIONS] = _durations(opt.shard_durations)
     for p in opt.resume:
         if not Path(p).exists():
             raise pytest.UsageError(f"--resume: journal not found: {p}")
@@ -124,6 +161,56 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(e)) from None
 
 
+def _durations(paths: list[str]) -> dict[str, float]:
+    """Node id -> recorded seconds (the longest where a case was recorded
+    more than once) from the journals of ``--shard-durations``; a usage
+    error where a path is missing or unreadable or holds no case."""
+    for p in paths:
+        if not Path(p).exists():
+            raise pytest.UsageError(f"--shard-durations: journal not found: {p}")
+    try:
+        rows = read_record(paths).rows
+    except OSError as e:
+        raise pytest.UsageError(f"--shard-durations: {e}") from None
+    out: dict[str, float] = {}
+    for r in rows:
+        d = r.get("duration")
+        if isinstance(d, (int, float)) and not isinstance(d, bool) and d >= 0 and r.get("nodeid"):
+            out[r["nodeid"]] = max(float(d), out.get(r["nodeid"], 0.0))
+    if not out:
+        raise pytest.UsageError(f"--shard-durations: no case duration in {' '.join(paths)}")
+    return out
+
+
+def unit_costs(nids: list[str], units: list[str], durations: dict[str, float]) -> dict[str, float]:
+    """The cost of each unit of placement: the recorded seconds of its cases,
+    a case the journals do not know counted as the median of the known ones
+    among ``nids`` (one test function's cases; 1.0 where none is known)."""
+    known = sorted(durations[n] for n in nids if n in durations)
+    fill = known[len(known) // 2] if known else 1.0
+    cost: dict[str, float] = {}
+    for u, n in zip(units, nids):
+        cost[u] = cost.get(u, 0.0) + durations.get(n, fill)
+    return cost
+
+
+def balanced_slices(costs: list[float], n: int, salt: str) -> list[int]:
+    """The 1-based slice of each unit of work (a case, or a group of cases
+    one program holds) given its cost: longest first onto the least loaded
+    slice.  Ties go to the slice after a start that ``salt`` (the test
+    function) decides, so the functions' remainders do not all land on slice
+    1.  A pure function of its arguments: every slice process computes the
+    same split."""
+    start = int.from_bytes(hashlib.sha256(salt.encode("utf-8")).digest()[:4], "big") % n
+    heap = [(0.0, (s - start) % n, s) for s in range(n)]  # (load, tie rank, slice): already a heap
+    out = [0] * len(costs)
+    for j in sorted(range(len(costs)), key=lambda j: -costs[j]):  # stable: equal costs keep their order
+        load, rank, s = heapq.heappop(heap)
+        out[j] = s + 1
+        heapq.heappush(heap, (load + costs[j], rank, s))
+    return out
+
+
 def resumed_runs(config: pytest.Config) -> list[str]:
     """The run ids of the journals given to ``--resume`` (recorded in the
     session header: a complete resumed run covers the runs it continues)."""
@@ -137,8 +224,10 @@ def shard_prefilter(metafunc: pytest.Metafunc, cases: list) -> list:
     (every shard collecting every case costs each of them seconds).  The
     node id is the one pytest will give (``<function>[<id>]``); where pytest
     could change an id (non-ASCII, duplicates) nothing is pre-filtered and
-    the shard is chosen after collection, as before.  The same hash decides
-    in both places, so the slices stay disjoint and complete."""
+    the shard is chosen after collection by the hash of the node id; a case
+    chosen here keeps that choice after collection.  So the slices stay
+    disjoint and complete.  Cases with the same ``kernel_group`` (one
+    program holds their kernels) go to one slice together."""
     shard = getattr(metafunc.config.option, "cts_shard", None)
     if not shard or not cases:
         return cases
@@ -147,9 +236,25 @@ def shard_prefilter(metafunc: pytest.Metafunc, cases: list) -> list:
         return cases
     K, N = shard
     base = metafunc.definition.nodeid
+    nids = [f"{base}[{c.id}]" for c in cases]
+    # the unit of placement: the case, or the group of cases one program holds (kept together, so
+    # each program is built by one slice only): hashed as a node id would be
+    units = [f"{base}[{g}]" if (g := getattr(c, "kernel_group", None)) else n for c, n in zip(cases, nids)]
+    durations = metafunc.config.stash.get(_DURATIONS, None)
+    if durations is None:
+        where = {u: shard_of(u, N) for u in units}
+    else:  # --shard-durations
+        cost = unit_costs(nids, units, durations)
+        order = sorted(cost)
+        where = dict(zip(order, balanced_slices([cost[u] for u in order], N, base)))
+    mine = metafunc.config.stash.setdefault(_ASSIGNED, {})
     keep, other = [], []
-    for c in cases:
-        (keep if shard_of(f"{base}[{c.id}]", N) == K else other).append(c)
+    for c, n, u in zip(cases, nids, units):
+        if where[u] == K:
+            keep.append(c)
+            mine[n] = K
+        else:
+            other.append(c)
     if metafunc.config.stash.get(_ENTRIES, None) and other:  # expectations must see every case
         name = metafunc.definition.name
         metafunc.config.stash.setdefault(_ELSEWHERE, []).extend(
@@ -247,8 +352,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     shard = getattr(config.option, "cts_shard", None)
     if done or shard:
         keep = []
+        assigned = config.stash.get(
+            _ASSIGNED, {}
+        )  # (the others: pytest changed their ids, see shard_prefilter)
         for item in items:
-            if item.nodeid in done or (shard and shard_of(item.nodeid, shard[1]) != shard[0]):
+            if item.nodeid in done or (
+                shard and (assigned.get(item.nodeid) or shard_of(item.nodeid, shard[1])) != shard[0]
+            ):
                 drop.append(item)
             else:
                 keep.append(item)
