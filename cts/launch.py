@@ -204,6 +204,9 @@ def main(argv: list[str]) -> int:
 
         if collect:
             gc.collect()  # the throw-away session is garbage now: not frozen with the rest
+        from cts.plugin.shard import read_durations_ahead
+
+        read_durations_ahead(pytest_args, run_id)  # once here, not in every shard
         gc.freeze()  # what the shards inherit stays out of their collectors: no walk, no copy-on-write
         atexit.register(gc.freeze)  # and at exit the merged record is not torn down object by object
         warm = f" ({'warm-up' if collect else 'imports'} {time.perf_counter() - t0:.2f}s)" + warm

@@ -196,7 +196,7 @@ def bench_sweep(sel: list[str], jobs: list[int], shards: bool) -> None:
                 report = tmp / f"report-s{j}"
                 cmd = [sys.executable, "-m", "cts", "sweep", "-j", str(j), *sel, f"--report-dir={report}"]
                 dt, rss, text = measure(cmd, ROOT)
-                fdt = floor_shards(ids, j, tmp / f"floor-s{j}")
+                fdt = floor_shards(sel, j, tmp / f"floor-s{j}")
                 print(
                     f"| cts sweep -j {j} | {dt:.1f} s | {fdt:.1f} s | {dt / fdt:.2f}x | {serial / dt:.2f}x | "
                     f"{serial / dt / ceiling[j]:.0%} | | {rss} MB | {summary(text)} |"
@@ -245,13 +245,13 @@ def suite_ceiling(n: int, sel: list[str], repeat: int = 2) -> float:
     return n * one / min(wall(n) for _ in range(repeat)) if n > 1 else 1.0
 
 
-def floor_shards(ids: list[str], n: int, into: Path) -> float:
+def floor_shards(sel: list[str], n: int, into: Path) -> float:
     """Wall time of ``n`` concurrent pytest processes, each running the no-op
-    twin of one shard (the same split as ``--shard k/n``)."""
-    from cts.plugin.shard import shard_of
-
+    twin of one shard: the ids ``--shard k/n`` collects (kernel groups
+    placed as one, as the sweep does), compiled once before the clock starts."""
     for k in range(1, n + 1):
-        write_floor([i for i in ids if shard_of(i, n) == k], into / str(k))
+        write_floor(collect([*sel, "--shard", f"{k}/{n}"]), into / str(k))
+        subprocess.run([*PYTEST, "--co", "."], cwd=into / str(k), capture_output=True)
     env = dict(os.environ)
     if env.get("CTS_SWEEP_PLUGINS") != "all":  # the plugins of a sweep's shards (cts.launch._shard_plugins)
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -61,6 +62,22 @@ def timeline(journals: Path, t0: float) -> list[dict]:
     return out
 
 
+def _value(args: list[str], *names: str) -> tuple[str | None, list[str]]:
+    """The value of the first of ``names`` in ``args`` (``--x V``, ``--x=V``,
+    ``-jV``) and ``args`` without it."""
+    for i, a in enumerate(args):
+        for n in names:
+            if a == n and i + 1 < len(args):
+                return args[i + 1], args[:i] + args[i + 2 :]
+            if a.startswith(n + "=") or (len(n) == 2 and a.startswith(n) and a[2:].isdigit()):
+                return a[len(n) + (a[len(n)] == "=") :], args[:i] + args[i + 1 :]
+    return None, list(args)
+
+
+def _fmt(x) -> str:
+    return "-" if x is None else f"{x:.2f}"
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         description="where one `cts sweep`'s wall time goes, shard by shard; every other argument goes to "
@@ -70,26 +87,28 @@ def main(argv: list[str]) -> int:
         "--alone", type=int, metavar="K", help="run shard K of -j N by itself, as one pytest process"
     )
     a, args = ap.parse_known_args(argv)
-    alone = a.alone
-    if alone is not None and "-j" not in args:
+    jobs, rest = _value(args, "-j", "--jobs")
+    if a.alone is not None and not (jobs or "").isdigit():
         ap.error("--alone K needs -j N")
-    if not any(a.startswith("--report-dir") for a in args):
-        args.append(f"--report-dir={tempfile.mkdtemp(prefix='cts-timeline-')}")
-    report = Path(next(a.split("=", 1)[1] for a in args if a.startswith("--report-dir=")))
+    given, _ = _value(args, "--report-dir")
+    report = Path(given or tempfile.mkdtemp(prefix="cts-timeline-"))
+    if given is None:
+        args, rest = [*args, f"--report-dir={report}"], [*rest, f"--report-dir={report}"]
+    try:
+        return _measure(args, rest, a.alone, jobs, report)
+    finally:
+        if given is None:
+            shutil.rmtree(report, ignore_errors=True)
+
+
+def _measure(args: list[str], rest: list[str], alone: int | None, jobs: str | None, report: Path) -> int:
     run_id = f"timeline-{int(time.time())}"
     t0 = time.time()
     cmd = [sys.executable, "-m", "cts", "sweep", *args, "--run-id", run_id]
     if alone is not None:  # -j N -> --shard K/N, one pytest process
-        j = args.index("-j")
-        rest = args[:j] + args[j + 2 :]
         cmd = [sys.executable, "-m", "pytest", *rest, "-q", "-p", "no:xdist", "--run-id", run_id,
-               "--shard", f"{alone}/{args[j + 1]}", "--journal-only"]  # fmt: skip
-    p = subprocess.run(
-        cmd,
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-    )
+               "--shard", f"{alone}/{jobs}", "--journal-only"]  # fmt: skip
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     wall = time.time() - t0
     last = [ln for ln in p.stdout.splitlines() if " in " in ln and ("merge" in ln or "passed" in ln)]
     imports = re.search(r"\((?:imports|warm-up) ([0-9.]+)s\)", p.stdout)
@@ -98,7 +117,7 @@ def main(argv: list[str]) -> int:
         + (f", launcher's imports before the fork {imports.group(1)} s" if imports else "")
         + f": {last[-1] if last else p.stdout[-300:]}"
     )
-    rows = timeline(report / "journal" / run_id, t0)
+    rows = [r for r in timeline(report / "journal" / run_id, t0) if r["open"] is not None]
     if not rows:
         print(p.stdout[-2000:], p.stderr[-2000:])
         return 1
@@ -109,10 +128,14 @@ def main(argv: list[str]) -> int:
     for s in rows:
         span = (s["last"] or 0) - (s["first"] or 0)
         print(
-            f"| {s['name']} | {s['open']:.2f} | {s['first']:.2f} | {s['last']:.2f} | {s['end']:.2f} | "
+            f"| {s['name']} | {_fmt(s['open'])} | {_fmt(s['first'])} | {_fmt(s['last'])} | {_fmt(s['end'])} | "
             f"{s['n']} | {s['inside']:.2f} | {span:.2f} |"
         )
-    ends = [s["end"] for s in rows]
+    ends = [s["end"] for s in rows if s["end"] is not None]
+    if len(ends) < len(rows):
+        print(f"\n{len(rows) - len(ends)} shard(s) wrote no end line (interrupted or killed)")
+    if not ends:
+        return 1
     opens = [s["open"] for s in rows]
     inside = sum(s["inside"] for s in rows)
     span = sum((s["last"] or 0) - (s["first"] or 0) for s in rows)
@@ -121,7 +144,7 @@ def main(argv: list[str]) -> int:
         f"end line: mean {statistics.mean(ends):.2f} s, max {max(ends):.2f} s (imbalance "
         f"{max(ends) - statistics.mean(ends):.2f} s); after the last end line: {wall - max(ends):.2f} s "
         f"(exits and merge); in case functions {inside:.2f} s of {span:.2f} s of case loops "
-        f"({inside / span:.0%})"
+        f"({inside / span if span else 0:.0%})"
     )
     return 0
 

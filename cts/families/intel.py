@@ -72,6 +72,15 @@ class IntelMmaCase:
         return f"sg{self.sg}-{self.a}_{self.b}-k{self.k}-M{self.M}-acc_{self.acc}{wg}-{self.tier}"
 
     @property
+    def kernel_group(self) -> str:
+        """The cases one program holds: every data tier of one built-in,
+        subgroup size and work-group shape (``cts.kernels.opencl_c``: the
+        kernel does not depend on the tier).  A sweep's shards keep them
+        together, so a driver builds the program once (a hint for placement:
+        a wrong group costs time, never a verdict)."""
+        return self.id.removesuffix(f"-{self.tier}")
+
+    @property
     def split(self) -> bool:
         return self.family == "intel_split_mma"
 
@@ -236,6 +245,11 @@ class Tf32ConvertCase:
     @property
     def id(self) -> str:
         return f"w{self.width}-{self.tier}"
+
+    @property
+    def kernel_group(self) -> str:
+        """Every data tier of one width: one program (see ``IntelMmaCase``)."""
+        return f"w{self.width}"
 
     @property
     def builtin(self) -> str:

@@ -4,7 +4,8 @@ JOURNAL`` and ``--expectations FILE`` (issue 4; peer-suites.md A.7, F.1, F.2).
 * ``--shard K/N`` keeps the cases whose stable hash of the node id falls in
   slice K of N.  The hash (SHA-256, not Python's salted ``hash``) makes the
   split deterministic across machines and independent of collection order
-  and of other cases, so N shard journals merge to exactly the unsharded
+  and of other cases (with ``--shard-durations``, of the other cases of the
+  same test function), so N shard journals merge to exactly the unsharded
   case set.  Each shard writes journal files named ``shardKofN-*.jsonl`` and
   clears only its own, so shards can share one report folder.  Cases with
   one ``kernel_group`` (one program holds their kernels) are placed as one
@@ -41,7 +42,7 @@ import pytest
 
 from cts.errors import CaseError
 from cts.report.expectations import Entry, load_expectations, match
-from cts.report.record import read_record
+from cts.report.record import journal_files, read_record
 
 __all__ = [
     "parse_shard",
@@ -141,7 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(
                 "--shard-durations: only with --shard K/N (it decides how the slices split)"
             )
-        config.stash[_DURATIONS] = _durations(opt.shard_durations)
+        config.stash[_DURATIONS] = durations_of(opt.shard_durations, getattr(opt, "run_id", None))
     for p in opt.resume:
         if not Path(p).exists():
             raise pytest.UsageError(f"--resume: journal not found: {p}")
@@ -161,25 +162,60 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(e)) from None
 
 
-def _durations(paths: list[str]) -> dict[str, float]:
-    """Node id -> recorded seconds (the longest where a case was recorded
-    more than once) from the journals of ``--shard-durations``; a usage
-    error where a path is missing or unreadable or holds no case."""
+_READ: dict[
+    tuple, dict[str, float]
+] = {}  # (paths, run id) -> durations (the launcher reads them before forking)
+
+
+def durations_of(paths: list[str], run_id: str | None = None) -> dict[str, float]:
+    """Node id -> recorded seconds from the journals of ``--shard-durations``
+    (the longest of a case's rows), leaving out the rows of run ``run_id``: a run whose
+    journals go to the folder it reads must not read its own first rows (its
+    shards start at different times, so they would split by different
+    durations: cases in two slices or in none).  A usage error where a path
+    is empty, missing or unreadable or holds no case duration."""
+    key = (tuple(paths), run_id)
+    got = _READ.get(key)
+    if got is not None:
+        return got
     for p in paths:
+        if not str(p).strip():
+            raise pytest.UsageError("--shard-durations: empty path (name a journal file or folder)")
         if not Path(p).exists():
             raise pytest.UsageError(f"--shard-durations: journal not found: {p}")
+    out: dict[str, float] = {}
+    problems: list[str] = []
     try:
-        rows = read_record(paths).rows
+        for f in journal_files(paths):  # file by file: this run's own files are left out whole
+            rec = read_record([f])
+            problems += rec.problems
+            for r in rec.rows:
+                d = r.get("duration")
+                if run_id and r.get("run") == run_id:
+                    continue
+                if isinstance(d, (int, float)) and not isinstance(d, bool) and 0 <= d < float("inf"):
+                    out[r["nodeid"]] = max(float(d), out.get(r["nodeid"], 0.0))
     except OSError as e:
         raise pytest.UsageError(f"--shard-durations: {e}") from None
-    out: dict[str, float] = {}
-    for r in rows:
-        d = r.get("duration")
-        if isinstance(d, (int, float)) and not isinstance(d, bool) and d >= 0 and r.get("nodeid"):
-            out[r["nodeid"]] = max(float(d), out.get(r["nodeid"], 0.0))
     if not out:
-        raise pytest.UsageError(f"--shard-durations: no case duration in {' '.join(paths)}")
+        bad = f" ({len(problems)} journal lines rejected, first: {problems[0]})" if problems else ""
+        raise pytest.UsageError(f"--shard-durations: no case duration in {' '.join(paths)}{bad}")
+    _READ[key] = out
     return out
+
+
+def read_durations_ahead(args: list[str], run_id: str) -> None:
+    """For the sweep launcher, before it forks its shards: read the journals
+    of ``--shard-durations`` in ``args`` once into the memo the shards find
+    them in (the same paths and run id), instead of in every shard.  Errors
+    are left to the shards, which say them in one line."""
+    paths = [a.split("=", 1)[1] for a in args if a.startswith("--shard-durations=")]
+    paths += [b for a, b in zip(args, args[1:]) if a == "--shard-durations"]
+    if paths:
+        try:
+            durations_of(paths, run_id)
+        except (pytest.UsageError, OSError, ValueError):
+            pass
 
 
 def unit_costs(nids: list[str], units: list[str], durations: dict[str, float]) -> dict[str, float]:
@@ -202,7 +238,8 @@ def balanced_slices(costs: list[float], n: int, salt: str) -> list[int]:
     1.  A pure function of its arguments: every slice process computes the
     same split."""
     start = int.from_bytes(hashlib.sha256(salt.encode("utf-8")).digest()[:4], "big") % n
-    heap = [(0.0, (s - start) % n, s) for s in range(n)]  # (load, tie rank, slice): already a heap
+    heap = [(0.0, (s - start) % n, s) for s in range(n)]  # (load, tie rank, slice)
+    heapq.heapify(heap)
     out = [0] * len(costs)
     for j in sorted(range(len(costs)), key=lambda j: -costs[j]):  # stable: equal costs keep their order
         load, rank, s = heapq.heappop(heap)
@@ -223,7 +260,7 @@ def shard_prefilter(metafunc: pytest.Metafunc, cases: list) -> list:
     a shard of N collects ~1/N of the items, so N shard processes scale
     (every shard collecting every case costs each of them seconds).  The
     node id is the one pytest will give (``<function>[<id>]``); where pytest
-    could change an id (non-ASCII, duplicates) nothing is pre-filtered and
+    could change an id (non-ASCII, a backslash, duplicates) nothing is pre-filtered and
     the shard is chosen after collection by the hash of the node id; a case
     chosen here keeps that choice after collection.  So the slices stay
     disjoint and complete.  Cases with the same ``kernel_group`` (one
@@ -232,7 +269,9 @@ def shard_prefilter(metafunc: pytest.Metafunc, cases: list) -> list:
     if not shard or not cases:
         return cases
     ids = [c.id for c in cases]
-    if len(set(ids)) != len(ids) or not all(i and i.isascii() and i.isprintable() for i in ids):
+    if len(set(ids)) != len(ids) or not all(
+        i and i.isascii() and i.isprintable() and "\\" not in i for i in ids
+    ):
         return cases
     K, N = shard
     base = metafunc.definition.nodeid
