@@ -6,6 +6,9 @@ recorded seconds).  Every split must stay disjoint and complete."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +17,7 @@ from cts.plugin.shard import shard_of
 from cts.report.journal import Journal, file_header
 from cts.report.record import read_record
 from tests.test_launch import INTEL, SMALL, _ids, sweep
-from tests.test_sweep import run_cts
+from tests.test_sweep import ROOT, run_cts
 
 
 # ------------------------------------------------- --shard-durations (balanced slices)
@@ -214,3 +217,44 @@ def test_shard_durations_bad_input_is_one_usage_line(args, message):
     assert p.returncode == 4, p.stdout[-1500:] + p.stderr[-1500:]
     assert message in p.stderr, p.stderr[-1500:]
     assert "Traceback" not in p.stdout + p.stderr
+
+
+EXTRA_CONFTEST = 'pytest_plugins = ["cts.plugin"]\n'
+EXTRA_CASES = """
+import pytest
+from types import SimpleNamespace as NS
+
+def six(tiers):
+    return [NS(id=f"c{i}", family="demo", kernel_group=f"g{i // 2}") for i in range(6)]
+
+@pytest.mark.parametrize("extra", ["x", "y"])
+@pytest.mark.cts_cases.with_args(six)
+def test_demo(case, extra, cts):
+    pass
+"""
+
+
+def test_a_case_keeps_its_slice_when_another_parametrization_changes_its_node_id(tmp_path):
+    """The node id of a case item is not always ``<function>[<case id>]``
+    (here a second parametrization adds ``-x`` / ``-y``): the slice the
+    prefilter chose is found by function and case, so no case is lost."""
+    (tmp_path / "conftest.py").write_text(EXTRA_CONFTEST)
+    (tmp_path / "test_demo.py").write_text(EXTRA_CASES)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CTS_"))}
+    env["PYTHONPATH"] = str(ROOT)
+
+    def ids(*args):
+        p = subprocess.run([sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider",
+                            "-p", "no:xdist", "--no-report", *args], cwd=tmp_path, env=env,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+        return [ln for ln in p.stdout.splitlines() if "::" in ln]
+
+    everything = ids()
+    assert len(everything) == 12, everything
+    for n in (2, 3):
+        parts = [ids("--shard", f"{k}/{n}") for k in range(1, n + 1)]
+        assert sorted(everything) == sorted(i for p in parts for i in p), parts
+        for p in parts:  # a case's two variants and its kernel group stay together
+            groups = {i.split("[", 1)[1].split("-")[0].replace("x", "").replace("y", "") for i in p}
+            assert all(f"c{2 * (int(c[1]) // 2)}" in groups and f"c{2 * (int(c[1]) // 2) + 1}" in groups
+                       for c in groups), p  # fmt: skip

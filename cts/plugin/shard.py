@@ -62,7 +62,7 @@ _ENTRIES = pytest.StashKey[list]()
 _ELSEWHERE = pytest.StashKey[list]()  # names of the cases left to other shards (for stale expectations)
 _DONE = pytest.StashKey[dict]()
 _DURATIONS = pytest.StashKey[dict]()  # --shard-durations: node id -> seconds
-_ASSIGNED = pytest.StashKey[dict]()  # node id -> this slice, for the cases shard_prefilter kept
+_ASSIGNED = pytest.StashKey[dict]()  # (function node id, case id) -> this slice: cases shard_prefilter kept
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -288,10 +288,10 @@ def shard_prefilter(metafunc: pytest.Metafunc, cases: list) -> list:
         where = dict(zip(order, balanced_slices([cost[u] for u in order], N, base)))
     mine = metafunc.config.stash.setdefault(_ASSIGNED, {})
     keep, other = [], []
-    for c, n, u in zip(cases, nids, units):
+    for c, u in zip(cases, units):
         if where[u] == K:
             keep.append(c)
-            mine[n] = K
+            mine[(base, c.id)] = K
         else:
             other.append(c)
     if metafunc.config.stash.get(_ENTRIES, None) and other:  # expectations must see every case
@@ -300,6 +300,19 @@ def shard_prefilter(metafunc: pytest.Metafunc, cases: list) -> list:
             (f"{base}[{c.id}]", f"{name}[{c.id}]", f"{getattr(c, 'family', '')}[{c.id}]", c.id) for c in other
         )
     return keep
+
+
+def _placed(item: pytest.Item, assigned: dict) -> int | None:
+    """The slice ``shard_prefilter`` chose for the item's case, found by its
+    test function and case id (not by the node id: another parametrization
+    of the same function, a plugin's or the file's own, changes the node id
+    but not the case); None where the prefilter did not choose (then the
+    hash of the node id decides, the same in every slice)."""
+    callspec = getattr(item, "callspec", None)
+    case = callspec.params.get("case") if callspec is not None else None
+    if case is None or not hasattr(case, "id") or item.parent is None:
+        return None
+    return assigned.get((f"{item.parent.nodeid}::{getattr(item, 'originalname', item.name)}", case.id))
 
 
 def _names(item: pytest.Item) -> tuple[str, ...]:
@@ -391,12 +404,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     shard = getattr(config.option, "cts_shard", None)
     if done or shard:
         keep = []
-        assigned = config.stash.get(
-            _ASSIGNED, {}
-        )  # (the others: pytest changed their ids, see shard_prefilter)
+        assigned = config.stash.get(_ASSIGNED, {})
         for item in items:
             if item.nodeid in done or (
-                shard and (assigned.get(item.nodeid) or shard_of(item.nodeid, shard[1])) != shard[0]
+                shard and (_placed(item, assigned) or shard_of(item.nodeid, shard[1])) != shard[0]
             ):
                 drop.append(item)
             else:
