@@ -14,10 +14,10 @@ JOURNAL`` and ``--expectations FILE`` (issue 4; peer-suites.md A.7, F.1, F.2).
   repeatable) splits by the case durations a previous run recorded
   instead: within each test function, the costliest unit (case or kernel
   group) first onto the least loaded slice (a case the journals do not know
-  counts as the median of the function's known ones).  A real driver's cases cost from a millisecond to
-  a minute (a compiler that takes 30-60 s to fail on one module): the hash
-  can give one slice several of the slow ones, while xdist's scheduler would
-  have spread them.  Still disjoint and complete, and the same on every
+  counts as the median of the function's known ones).  A real driver's
+  cases cost from a millisecond to a minute (a compiler that takes 30-60 s
+  to fail on one module): the hash can give one slice several of the slow
+  ones, while xdist's scheduler would have spread them.  Still disjoint and complete, and the same on every
   machine, as long as every slice of the run is given the same journals.
 * ``--resume JOURNAL`` (file or folder, repeatable) deselects the cases that
   already have a verdict in it *for this run's configuration* (device
@@ -49,6 +49,8 @@ __all__ = [
     "shard_of",
     "balanced_slices",
     "unit_costs",
+    "durations_of",
+    "read_durations_ahead",
     "resumed_runs",
     "shard_prefilter",
     "DEVICE_VERDICTS",
@@ -80,8 +82,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=[],
         metavar="JOURNAL",
         help="with --shard: split by the case durations recorded in this journal file or folder "
-        "(repeatable; a previous run of the sweep): longest case first onto the least loaded slice, "
-        "per test function; every slice of the run must be given the same journals",
+        "(repeatable; a previous run of the sweep): the costliest case or kernel group first onto the "
+        "least loaded slice, per test function; every slice of the run must be given the same journals",
     )
     g.addoption(
         "--resume",
@@ -162,15 +164,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(e)) from None
 
 
-_READ: dict[
-    tuple, dict[str, float]
-] = {}  # (paths, run id) -> durations (the launcher reads them before forking)
+# (paths, run id) -> durations: read once per process (the sweep launcher reads them before it forks)
+_READ: dict[tuple, dict[str, float]] = {}
 
 
 def durations_of(paths: list[str], run_id: str | None = None) -> dict[str, float]:
     """Node id -> recorded seconds from the journals of ``--shard-durations``
-    (the longest of a case's rows), leaving out the rows of run ``run_id``: a run whose
-    journals go to the folder it reads must not read its own first rows (its
+    (the longest of a case's rows), leaving out the rows of run ``run_id``: a
+    run whose journals go to the folder it reads must not read its own rows (its
     shards start at different times, so they would split by different
     durations: cases in two slices or in none).  A usage error where a path
     is empty, missing or unreadable or holds no case duration."""
