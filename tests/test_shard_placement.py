@@ -258,3 +258,26 @@ def test_a_case_keeps_its_slice_when_another_parametrization_changes_its_node_id
             groups = {i.split("[", 1)[1].split("-")[0].replace("x", "").replace("y", "") for i in p}
             assert all(f"c{2 * (int(c[1]) // 2)}" in groups and f"c{2 * (int(c[1]) // 2) + 1}" in groups
                        for c in groups), p  # fmt: skip
+
+
+def test_the_launcher_reads_the_durations_once_for_its_shards(tmp_path):
+    """``cts sweep`` reads ``--shard-durations`` before it forks; a shard asks
+    with the option's values and the run id it was given, and gets the same
+    table without reading the journals again."""
+    from cts.launch import _joined
+    from cts.plugin.shard import _READ, durations_of, read_durations_ahead
+
+    j = Journal(tmp_path / "old" / "main-1.jsonl", file_header("old", {"backend": "emulator"}, "main"))
+    j.append({"nodeid": "cases/t.py::t[a]", "family": "f", "case_id": "a", "outcome": "passed",
+              "time": 1.0, "duration": 3.0})  # fmt: skip
+    j.close()
+    args = _joined(
+        ["cases", "--shard-durations", str(tmp_path / "old"), "--run-id", "R1"], {"--shard-durations"}
+    )
+    _READ.clear()
+    read_durations_ahead(args, "R1")
+    assert len(_READ) == 1
+    got = next(iter(_READ.values()))
+    (tmp_path / "old" / "main-1.jsonl").unlink()  # a shard that read the files again would fail now
+    assert durations_of([str(tmp_path / "old")], "R1") is got == {"cases/t.py::t[a]": 3.0}
+    _READ.clear()
