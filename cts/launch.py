@@ -152,6 +152,12 @@ def main(argv: list[str]) -> int:
         "measured faster on 16 cores, the same on 2; it is on anyway with --no-bytecode-cache where "
         "PYTHONDONTWRITEBYTECODE is set, when no compiled module can be cached)",
     )
+    ap.add_argument(
+        "--balance",
+        action="store_true",
+        help="split by the case durations of the newest earlier run in the report folder "
+        "(--shard-durations; kernel groups as one), where there is one: for device sweeps",
+    )
     ap.add_argument("--no-warm-up", action="store_true", help=argparse.SUPPRESS)  # the default now
     ap.add_argument(
         "--no-bytecode-cache",
@@ -177,6 +183,10 @@ def main(argv: list[str]) -> int:
         logs.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OSError(f"--report-dir: cannot write in {report}: {e.strerror or e}") from None
+    if a.balance:  # the newest earlier run's journals, as --shard-durations
+        from cts.plugin.shard import balance_journals
+
+        pytest_args, balanced = balance_journals(pytest_args, report / "journal", run_id)
     junit = _option(pytest_args, "--junitxml") or _option(pytest_args, "--junit-xml")
     if junit:  # one file per shard, merged at the end (N writers of one file would clobber it)
         pytest_args = _without(pytest_args, ("--junitxml", "--junit-xml"))
@@ -210,6 +220,8 @@ def main(argv: list[str]) -> int:
         gc.freeze()  # what the shards inherit stays out of their collectors: no walk, no copy-on-write
         atexit.register(gc.freeze)  # and at exit the merged record is not torn down object by object
         warm = f" ({'warm-up' if collect else 'imports'} {time.perf_counter() - t0:.2f}s)" + warm
+    if a.balance:
+        warm += f" (balanced by {balanced or 'nothing: no earlier run here, split by hash'})"
     print(f"cts sweep: run {run_id}, {n} shard processes, report in {report}{warm}", flush=True)
     interrupted = False
     try:

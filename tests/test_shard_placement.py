@@ -281,3 +281,21 @@ def test_the_launcher_reads_the_durations_once_for_its_shards(tmp_path):
     (tmp_path / "old" / "main-1.jsonl").unlink()  # a shard that read the files again would fail now
     assert durations_of([str(tmp_path / "old")], "R1") is got == {"cases/t.py::t[a]": 3.0}
     _READ.clear()
+
+
+def test_sweep_balance_splits_by_the_newest_earlier_run_of_the_folder(tmp_path):
+    out = tmp_path / "r"
+    first = sweep("-j", "2", "--balance", INTEL, "-k", SMALL, "--report-dir", str(out))
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    assert "no earlier run here, split by hash" in first.stdout.splitlines()[0]
+    (earlier,) = [d for d in (out / "journal").iterdir()]
+    second = sweep("-j", "3", "--balance", INTEL, "-k", SMALL, "--report-dir", str(out))
+    assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
+    assert f"balanced by {earlier}" in second.stdout.splitlines()[0]
+    rec = read_record([out / "journal"])
+    now = [s for s in rec.sessions if s.get("run") != earlier.name]
+    assert len(now) == 3 and all(s["options"]["shard_durations"] == [str(earlier)] for s in now)
+    assert len(rec.rows) == 56  # every case, once: the second run's rows replace the first's
+    both = sweep("-j", "2", "--balance", "--shard-durations", str(earlier), INTEL, "--report-dir", str(out))
+    assert both.returncode == 2 and "--balance and --shard-durations: give one" in both.stderr
+    assert "Traceback" not in both.stderr

@@ -51,6 +51,8 @@ __all__ = [
     "unit_costs",
     "durations_of",
     "read_durations_ahead",
+    "newest_run",
+    "balance_journals",
     "resumed_runs",
     "shard_prefilter",
     "DEVICE_VERDICTS",
@@ -203,6 +205,28 @@ def durations_of(paths: list[str], run_id: str | None = None) -> dict[str, float
         raise pytest.UsageError(f"--shard-durations: no case duration in {' '.join(paths)}{bad}")
     _READ[key] = out
     return out
+
+
+def newest_run(journal_dir: Path, but: str) -> Path | None:
+    """The run folder under ``journal_dir`` (a report folder's ``journal``)
+    written last, other than run ``but``, that holds a journal; None where
+    there is none (``cts sweep --balance``)."""
+    try:
+        runs = [d for d in journal_dir.iterdir() if d.is_dir() and d.name != but]
+    except OSError:
+        return None
+    runs = [d for d in runs if any(d.glob("*.jsonl*"))]
+    return max(runs, key=lambda d: (d.stat().st_mtime, d.name), default=None)
+
+
+def balance_journals(args: list[str], journal_dir: Path, run_id: str) -> tuple[list[str], Path | None]:
+    """``cts sweep --balance``: ``args`` with ``--shard-durations`` of the
+    newest earlier run in ``journal_dir`` (``newest_run``), and that folder
+    (unchanged args and None where there is none)."""
+    if any(a == "--shard-durations" or a.startswith("--shard-durations=") for a in args):
+        raise ValueError("--balance and --shard-durations: give one (--balance picks the journals itself)")
+    prev = newest_run(journal_dir, run_id)
+    return ([*args, "--shard-durations", str(prev)] if prev else list(args)), prev
 
 
 def read_durations_ahead(args: list[str], run_id: str) -> None:
