@@ -275,6 +275,8 @@ def test_the_launcher_reads_the_durations_once_for_its_shards(tmp_path):
         ["cases", "--shard-durations", str(tmp_path / "old"), "--run-id", "R1"], {"--shard-durations"}
     )
     _READ.clear()
+    durations_of([str(tmp_path / "old")], "R1")
+    assert not _READ  # a plain shard reads for itself and keeps nothing (a later session reads afresh)
     read_durations_ahead(args, "R1")
     assert len(_READ) == 1
     got = next(iter(_READ.values()))

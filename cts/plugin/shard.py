@@ -17,8 +17,9 @@ JOURNAL`` and ``--expectations FILE`` (issue 4; peer-suites.md A.7, F.1, F.2).
   counts as the median of the function's known ones).  A real driver's
   cases cost from a millisecond to a minute (a compiler that takes 30-60 s
   to fail on one module): the hash can give one slice several of the slow
-  ones, while xdist's scheduler would have spread them.  Still disjoint and complete, and the same on every
-  machine, as long as every slice of the run is given the same journals.
+  ones, while xdist's scheduler would have spread them.  Still disjoint and
+  complete, and the same on every machine, as long as every slice of the
+  run is given the same journals.
 * ``--resume JOURNAL`` (file or folder, repeatable) deselects the cases that
   already have a verdict in it *for this run's configuration* (device
   identity and verdict-changing options, ``cts.plugin.run_ident``), so an
@@ -166,7 +167,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(e)) from None
 
 
-# (paths, run id) -> durations: read once per process (the sweep launcher reads them before it forks)
+# (paths, run id) -> durations the sweep launcher read before it forked (read_durations_ahead)
 _READ: dict[tuple, dict[str, float]] = {}
 
 
@@ -177,8 +178,7 @@ def durations_of(paths: list[str], run_id: str | None = None) -> dict[str, float
     shards start at different times, so they would split by different
     durations: cases in two slices or in none).  A usage error where a path
     is empty, missing or unreadable or holds no case duration."""
-    key = (tuple(paths), run_id)
-    got = _READ.get(key)
+    got = _READ.get((tuple(paths), run_id))  # what the sweep launcher read before it forked
     if got is not None:
         return got
     for p in paths:
@@ -203,7 +203,6 @@ def durations_of(paths: list[str], run_id: str | None = None) -> dict[str, float
     if not out:
         bad = f" ({len(problems)} journal lines rejected, first: {problems[0]})" if problems else ""
         raise pytest.UsageError(f"--shard-durations: no case duration in {' '.join(paths)}{bad}")
-    _READ[key] = out
     return out
 
 
@@ -223,7 +222,7 @@ def balance_journals(args: list[str], journal_dir: Path, run_id: str) -> tuple[l
     """``cts sweep --balance``: ``args`` with ``--shard-durations`` of the
     newest earlier run in ``journal_dir`` (``newest_run``), and that folder
     (unchanged args and None where there is none)."""
-    if any(a == "--shard-durations" or a.startswith("--shard-durations=") for a in args):
+    if _duration_paths(args):
         raise ValueError("--balance and --shard-durations: give one (--balance picks the journals itself)")
     prev = newest_run(journal_dir, run_id)
     return ([*args, "--shard-durations", str(prev)] if prev else list(args)), prev
@@ -234,13 +233,23 @@ def read_durations_ahead(args: list[str], run_id: str) -> None:
     of ``--shard-durations`` in ``args`` once into the memo the shards find
     them in (the same paths and run id), instead of in every shard.  Errors
     are left to the shards, which say them in one line."""
-    paths = [a.split("=", 1)[1] for a in args if a.startswith("--shard-durations=")]
-    paths += [b for a, b in zip(args, args[1:]) if a == "--shard-durations"]
+    paths = _duration_paths(args)
     if paths:
         try:
-            durations_of(paths, run_id)
+            _READ[(tuple(paths), run_id)] = durations_of(paths, run_id)
         except (pytest.UsageError, OSError, ValueError):
             pass
+
+
+def _duration_paths(args: list[str]) -> list[str]:
+    """The values of ``--shard-durations`` in command-line ``args``, in order."""
+    out = []
+    for a, b in zip(args, [*args[1:], ""]):
+        if a.startswith("--shard-durations="):
+            out.append(a.split("=", 1)[1])
+        elif a == "--shard-durations":
+            out.append(b)
+    return out
 
 
 def unit_costs(nids: list[str], units: list[str], durations: dict[str, float]) -> dict[str, float]:
