@@ -201,6 +201,13 @@ def bench_sweep(sel: list[str], jobs: list[int], shards: bool) -> None:
                     f"| cts sweep -j {j} | {dt:.1f} s | {fdt:.1f} s | {dt / fdt:.2f}x | {serial / dt:.2f}x | "
                     f"{serial / dt / ceiling[j]:.0%} | | {rss} MB | {summary(text)} |"
                 )
+                # again into the same folder with --balance: split by the recorded seconds of the run
+                # just made (what a CI that sweeps into one report folder many times a day gets)
+                dt, rss, text = measure([*cmd, "--balance"], ROOT)
+                print(
+                    f"| cts sweep -j {j} --balance | {dt:.1f} s | {fdt:.1f} s | {dt / fdt:.2f}x | "
+                    f"{serial / dt:.2f}x | {serial / dt / ceiling[j]:.0%} | | {rss} MB | {summary(text)} |"
+                )
         print("\n| family | cases | in case functions (serial) | ms/case | cases/s |")
         print("|---|---|---|---|---|")
         for k, (c, t) in serial_fams.items():

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cts.plugin.shard import shard_of
+from cts.plugin.shard import durations_of, shard_of
 from cts.report.journal import Journal, file_header
 from cts.report.record import read_record
 from tests.test_launch import INTEL, SMALL, _ids, sweep
@@ -293,11 +293,35 @@ def test_sweep_balance_splits_by_the_newest_earlier_run_of_the_folder(tmp_path):
     (earlier,) = [d for d in (out / "journal").iterdir()]
     second = sweep("-j", "3", "--balance", INTEL, "-k", SMALL, "--report-dir", str(out))
     assert second.returncode == 0, second.stdout[-2000:] + second.stderr[-2000:]
-    assert f"balanced by {earlier}" in second.stdout.splitlines()[0]
+    table = earlier / "durations.json"  # the first sweep's table, read instead of its journals
+    assert f"balanced by {table}" in second.stdout.splitlines()[0]
     rec = read_record([out / "journal"])
     now = [s for s in rec.sessions if s.get("run") != earlier.name]
-    assert len(now) == 3 and all(s["options"]["shard_durations"] == [str(earlier)] for s in now)
+    assert len(now) == 3 and all(s["options"]["shard_durations"] == [str(table)] for s in now)
+    assert durations_of([str(table)]) == durations_of([str(earlier)])  # the same seconds as the journals
     assert len(rec.rows) == 56  # every case, once: the second run's rows replace the first's
     both = sweep("-j", "2", "--balance", "--shard-durations", str(earlier), INTEL, "--report-dir", str(out))
     assert both.returncode == 2 and "--balance and --shard-durations: give one" in both.stderr
     assert "Traceback" not in both.stderr
+
+
+def test_a_durations_table_is_checked_and_a_stale_one_is_not_used(tmp_path):
+    from cts.plugin.shard import DURATIONS_FILE, balance_journals, durations_table, write_durations
+
+    run = tmp_path / "journal" / "R1"
+    run.mkdir(parents=True)
+    (run / "main-1.jsonl").write_text("{}\n")
+    rows = [{"nodeid": "t[a]", "duration": 2.0}, {"nodeid": "t[b]", "duration": None}, {"nodeid": "t[c]"}]
+    path = write_durations(run, "R1", rows)
+    assert path == run / DURATIONS_FILE and durations_table(path) == {"t[a]": 2.0}
+    assert durations_table(path, "R1") == {}  # a run never balances by its own rows
+    args, used = balance_journals(["cases"], tmp_path / "journal", "R2")
+    assert used == path and args == ["cases", "--shard-durations", str(path)]
+    (run / "main-2.jsonl").write_text("{}\n")  # a resumed run wrote after the table: its journals count
+    later = path.stat().st_mtime + 5
+    os.utime(run / "main-2.jsonl", (later, later))
+    assert balance_journals(["cases"], tmp_path / "journal", "R2")[1] == run
+    for text in ("{", '{"kind": "durations", "durations": {"t[a]": -1}}', '{"durations": {}}', "[]"):
+        path.write_text(text)
+        with pytest.raises(pytest.UsageError, match="--shard-durations: .*durations.json"):
+            durations_table(path)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import json
 import os
 import time
 import warnings
@@ -188,6 +189,11 @@ def durations_of(paths: list[str], run_id: str | None = None) -> dict[str, float
             raise pytest.UsageError(f"--shard-durations: journal not found: {p}")
     out: dict[str, float] = {}
     problems: list[str] = []
+    tables = [p for p in paths if Path(p).name == DURATIONS_FILE]
+    for p in tables:  # what a sweep wrote beside its journals: read in milliseconds, not seconds
+        for nid, d in durations_table(Path(p), run_id).items():
+            out[nid] = max(d, out.get(nid, 0.0))
+    paths = [p for p in paths if p not in tables]
     try:
         for f in journal_files(paths):  # file by file: this run's own files are left out whole
             rec = read_record([f])
@@ -206,6 +212,53 @@ def durations_of(paths: list[str], run_id: str | None = None) -> dict[str, float
     return out
 
 
+DURATIONS_FILE = "durations.json"
+
+
+def write_durations(folder: Path, run_id: str, rows: list[dict]) -> Path | None:
+    """Beside a sweep's journals (``folder``): ``durations.json``, the
+    recorded seconds of each case of the merged record (run ``run_id``), so
+    that ``--balance`` on the next sweep reads a table in milliseconds
+    rather than the journals in most of a second, on the critical path
+    before the fork.  A scheduling hint only: it never decides a verdict.
+    Written whole or not at all; None where it could not be written."""
+    table = {
+        r["nodeid"]: float(d)
+        for r in rows
+        if isinstance(d := r.get("duration"), (int, float))
+        and not isinstance(d, bool)
+        and 0 <= d < float("inf")
+    }
+    path = folder / DURATIONS_FILE
+    tmp = folder / f".{DURATIONS_FILE}.tmp-{os.getpid()}"
+    try:
+        tmp.write_text(json.dumps({"kind": "durations", "run": run_id, "durations": table}))
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        return None
+    return path
+
+
+def durations_table(path: Path, run_id: str | None = None) -> dict[str, float]:
+    """Node id -> seconds from a ``durations.json`` (``write_durations``);
+    empty where it is run ``run_id``'s own.  A usage error where it cannot
+    be read or is not such a table."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise pytest.UsageError(
+            f"--shard-durations: cannot read {path}: {getattr(e, 'strerror', None) or e}"
+        ) from None
+    table = data.get("durations") if isinstance(data, dict) and data.get("kind") == "durations" else None
+    if not isinstance(table, dict) or not all(
+        isinstance(d, (int, float)) and not isinstance(d, bool) and 0 <= d < float("inf")
+        for d in table.values()
+    ):
+        raise pytest.UsageError(f"--shard-durations: {path} is not a table of case durations")
+    return {} if run_id and data.get("run") == run_id else {str(k): float(d) for k, d in table.items()}
+
+
 def newest_run(journal_dir: Path, but: str) -> Path | None:
     """The run folder under ``journal_dir`` (a report folder's ``journal``)
     written last, other than run ``but``, that holds a journal; None where
@@ -220,12 +273,23 @@ def newest_run(journal_dir: Path, but: str) -> Path | None:
 
 def balance_journals(args: list[str], journal_dir: Path, run_id: str) -> tuple[list[str], Path | None]:
     """``cts sweep --balance``: ``args`` with ``--shard-durations`` of the
-    newest earlier run in ``journal_dir`` (``newest_run``), and that folder
-    (unchanged args and None where there is none)."""
+    newest earlier run in ``journal_dir`` (``newest_run``), and what it
+    names: that run's ``durations.json`` where its sweep wrote one after its
+    last journal line, else the run's folder (its journals); unchanged args
+    and None where there is no earlier run."""
     if _duration_paths(args):
         raise ValueError("--balance and --shard-durations: give one (--balance picks the journals itself)")
     prev = newest_run(journal_dir, run_id)
-    return ([*args, "--shard-durations", str(prev)] if prev else list(args)), prev
+    if prev is None:
+        return list(args), None
+    table = prev / DURATIONS_FILE  # its table, unless a journal there was written after it (resumed)
+    try:
+        newest = max(f.stat().st_mtime_ns for f in prev.glob("*.jsonl*"))
+        if table.stat().st_mtime_ns >= newest:
+            prev = table
+    except (OSError, ValueError):
+        pass
+    return [*args, "--shard-durations", str(prev)], prev
 
 
 def read_durations_ahead(args: list[str], run_id: str) -> None:

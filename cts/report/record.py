@@ -174,7 +174,7 @@ class RunInfo:
 class Record:
     """The merged record: one row per (configuration, node id)."""
 
-    rows: list[dict]
+    rows: list[dict]  # by family, node id and configuration (``read_record``)
     sessions: list[dict]
     notes: list[dict]
     runs: dict[str, RunInfo]
@@ -326,8 +326,47 @@ def _parse_file(f: Path) -> tuple[list[tuple[dict | None, list[dict], int]], lis
             continue
         if header is not None and (header.get("defaults") or header.get("rerun_tail") is not None):
             rows = [with_defaults(r, header) if r.get("kind") in _CASE_KINDS else r for r in rows]
-        out.append((header, rows, line))
+        out.append((header, rows, line, _Section(rows)))
     return out, problems
+
+
+class _Section:
+    """One process's section of a journal by case: start markers (less those an
+    ``interrupted`` line cancels) and results per node id, the other lines in
+    order, and the *plain* cases (``_plain``: the result is the merged row
+    unless another section holds the case).  Made with the parse (in a sweep
+    while the other shards run), so the merge at the end only joins."""
+
+    __slots__ = ("starts", "results", "others", "plain", "keys", "n_started", "n_results")
+
+    def __init__(self, rows: list[dict]):
+        self.starts: dict[str, list[dict]] = {}
+        self.results: dict[str, list[dict]] = {}
+        self.others: list[dict] = []
+        self.n_started = 0  # start markers written (a cancelled one too)
+        for row in rows:
+            kind = row.get("kind")
+            if kind in ("session", "note", "end"):
+                self.others.append(row)
+            elif kind == "interrupted":  # the user stopped the sweep inside this case: not run, not a
+                # crash; it cancels the start markers of its own process only
+                nid = row["nodeid"]
+                self.starts[nid] = [
+                    s
+                    for s in self.starts.get(nid, [])
+                    if s.get("_proc") != row.get("_proc") or _t(s) > _t(row)
+                ]
+            elif kind == "start":
+                self.starts.setdefault(row["nodeid"], []).append(row)
+                self.n_started += 1
+            else:
+                self.results.setdefault(row["nodeid"], []).append(row)
+        self.n_results = sum(map(len, self.results.values()))
+        self.keys = self.starts.keys() | self.results.keys()  # (an interrupted case: in ``starts``)
+        one = {nid: st[0] for nid, st in self.starts.items() if len(st) == 1}
+        self.plain = {
+            nid: r[0] for nid, r in self.results.items() if len(r) == 1 and _plain(r[0], one.get(nid))
+        }
 
 
 _PARSED: dict[str, tuple[tuple[int, int], tuple]] = {}  # path -> (size, mtime), _parse_file(path)
@@ -371,72 +410,78 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
     for f in files:
         sections, bad = _parsed(f)
         problems.extend(bad)
-        for header, rows, _line in sections:
+        for header, rows, _line, sec in sections:
             if header is None:
                 if rows:  # schema 1: one configuration per folder
-                    legacy.setdefault(str(f.parent), []).append((f, rows))
+                    legacy.setdefault(str(f.parent), []).append((f, rows, sec))
                 continue
             cfg = str(header.get("cfg") or ident_key(header["ident"]))
             run = header["run"]
             if run in runs and runs[run].cfg != cfg:  # one --run-id given to two configurations:
                 run = f"{run}~{cfg}"  # two runs, kept apart (never one dropped)
             info = runs.setdefault(run, RunInfo(run, cfg, header["ident"]))
-            parsed.append((info, f, rows))
+            parsed.append((info, f, sec))
     for folder, files in legacy.items():
-        ident = _legacy_ident([r for _, rows in files for r in rows])
+        ident = _legacy_ident([r for _, rows, _ in files for r in rows])
         run = "schema1:" + folder
         info = runs.setdefault(run, RunInfo(run, ident_key(ident), ident, schema=1))
-        for f, rows in files:
-            parsed.append((info, f, rows))
+        for f, _rows, sec in files:
+            parsed.append((info, f, sec))
 
-    results: dict[tuple, list[dict]] = {}
-    starts: dict[tuple, list[dict]] = {}
-    for info, f, rows in parsed:
+    seen: dict[str, set] = {}  # configuration -> the node ids of the sections so far
+    shared: dict[str, set] = {}  # configuration -> node ids that more than one section holds
+    for info, f, sec in parsed:
         if str(f) not in info.files:
             info.files.append(str(f))
-        for row in rows:
-            kind = row.get("kind")
+        for row in sec.others:
             row["_run"], row["_cfg"] = info.run, info.cfg
+            kind = row.get("kind")
             if kind == "session":
                 row["run"] = info.run
                 sessions.append(row)
                 info.session = info.session or row
                 info.heads.append(row)
-                continue
-            if kind == "note":
+            elif kind == "note":
                 notes.append(row)
-                continue
-            if kind == "end":
+            else:
                 info.end = row
                 info.ends.append(row)
-                continue
-            key = (info.cfg, row["nodeid"])
-            if kind == "interrupted":  # the user stopped the sweep inside this case: not run, not a crash;
-                # it cancels the start markers of its own process only (an earlier run's crash stays)
-                starts[key] = [
-                    s for s in starts.get(key, []) if s.get("_proc") != row.get("_proc") or _t(s) > _t(row)
-                ]
-                continue
-            if kind == "start":
-                starts.setdefault(key, []).append(row)
-                info.started += 1
-            else:
-                results.setdefault(key, []).append(row)
-                info.results += 1
+        info.started += sec.n_started
+        info.results += sec.n_results
+        ids = seen.setdefault(info.cfg, set())
+        shared.setdefault(info.cfg, set()).update(ids & sec.keys)
+        ids |= sec.keys
     for info in runs.values():
         times = [_t(info.session)] if info.session else []
         info.start_time = min(times) if times else 0.0
 
-    out: list[dict] = []
-    for key in set(results) | set(starts):
-        row = _merged_row(results.get(key, []), starts.get(key, []))
+    out: list[tuple] = []  # (family, node id, configuration, row): the order of the reports
+    results: dict[tuple, list[dict]] = {}
+    starts: dict[tuple, list[dict]] = {}
+    for info, _f, sec in parsed:
+        run, cfg = info.run, info.cfg
+        alone = sec.plain.keys() - shared[cfg]
+        for nid in alone:  # its one start and its own result: the row itself, no history
+            row = dict(sec.plain[nid])
+            del row["_file"], row["_proc"]
+            row["run"], row["cfg"] = run, cfg
+            out.append((_family(row), nid, cfg, row))
+        for nid in sec.keys - alone:  # every other case: merged line by line over all sections
+            key = (cfg, nid)
+            for bucket, got in ((starts, sec.starts), (results, sec.results)):
+                lst = bucket.setdefault(key, [])
+                for r in got.get(nid, ()):
+                    r["_run"], r["_cfg"] = run, cfg
+                    lst.append(r)
+    for key in starts:
+        row = _merged_row(results[key], starts[key])
         if row is None:  # stopped by the user (Ctrl-C) before any result: not run
             continue
         row["run"] = row.pop("_run", "")
         row["cfg"] = row.pop("_cfg", key[0])
         row.pop("_file", None)
         row.pop("_proc", None)
-        out.append(row)
+        out.append((_family(row), row["nodeid"], row["cfg"], row))
 
     _cover(runs)
     configs = {i.cfg: i.ident for i in sorted(runs.values(), key=lambda i: (i.start_time, i.run))}
@@ -444,8 +489,15 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
         s.pop("_file", None)  # (a session keeps ``_proc``: it pairs it with its end line)
         s["cfg"] = s.pop("_cfg", "")
         s.pop("_run", None)
-    out.sort(key=lambda r: (str(r.get("family", "")), r["nodeid"], r["cfg"]))
-    return Record(out, sessions, notes, runs, problems, configs)
+    # the order of the reports (``markdown_report`` relies on it): a missing or null family first
+    out.sort(key=lambda t: t[:3])  # (family, node id, configuration) is one case: no tie
+    return Record([t[3] for t in out], sessions, notes, runs, problems, configs)
+
+
+def _family(row: dict) -> str:
+    """The family a row is sorted by (a missing or null family first)."""
+    f = row.get("family")
+    return "" if f is None else str(f)
 
 
 def _merged_row(res_rows: list[dict], st_rows: list[dict]) -> dict | None:
@@ -475,12 +527,13 @@ def _merged_row(res_rows: list[dict], st_rows: list[dict]) -> dict | None:
     return row
 
 
-def _plain(res: dict, st: dict) -> bool:
+def _plain(res: dict, st: dict | None) -> bool:
     """A case's only result and only start marker, from one process, the
     result after the start and not a crash: what the general path makes of
     it is the result row itself (a history of one verdict)."""
     return (
-        res.get("outcome") != "crash"
+        st is not None
+        and res.get("outcome") != "crash"
         and res.get("_proc") is not None
         and res.get("_proc") == st.get("_proc")
         and _t(res) >= _t(st)

@@ -1,0 +1,146 @@
+"""The merge's fast paths give what the slow ones give (issue 22: the merge
+at the end of a sweep is on its critical path).
+
+* ``read_record`` takes a case whose one start marker and one result come
+  from one process section, and that no other section holds, as that result
+  (``_Section.plain``); every other case goes through the line-by-line merge.
+  Random journals (several files and processes, runs sharing a run id across
+  configurations, the same case in several sections, crashes, interrupted
+  lines, starts after results, start markers alone) read the same with the
+  fast path turned off (``_plain`` always false: the merge as it was).
+* ``markdown_report`` does not sort a record's own rows again: the record's
+  order is the report's.
+* ``github_table`` prints what tabulate prints, or hands the table back.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+
+import pytest
+from tabulate import tabulate
+
+import cts.report.record as record_mod
+from cts.report.journal import file_header
+from cts.report.markdown import github_table, markdown_report
+from cts.report.record import read_record
+
+OUTCOMES = ["passed", "failed", "skipped", "crash", "error", "timeout"]
+
+
+def _journals(rnd: random.Random, into) -> None:
+    """A few journal files, each of one or two process sections."""
+    idents = [{"backend": "emulator", "device": d} for d in ("a", "b")]
+    runs = ["r1", "r2", "r3"]
+    ids = [f"cases/test_x.py::test_x[c{i}]" for i in range(40)]
+    t = 1000.0
+    for f in range(rnd.randint(1, 4)):
+        lines = []
+        for _section in range(rnd.randint(1, 2)):
+            hdr = file_header(rnd.choice(runs), rnd.choice(idents), f"gw{f}")
+            hdr["time"] = t
+            lines.append(hdr)
+            lines.append({"kind": "session", "time": t, "backend": "emulator", "selected": 5})
+            for nid in rnd.sample(ids, rnd.randint(0, 25)):
+                fam = rnd.choice(["fa", "fb", None])
+                base = {"nodeid": nid, "case_id": nid[-3:]} | ({"family": fam} if fam else {})
+                for step in rnd.choices(["start", "result", "interrupted", "pair"], k=rnd.randint(1, 3)):
+                    t += rnd.choice([0.5, 1.0, -0.25])
+                    if step in ("start", "pair"):
+                        lines.append(base | {"kind": "start", "time": t, "timeout_s": 2})
+                    if step in ("result", "pair"):
+                        t += 0.5
+                        lines.append(base | {"outcome": rnd.choice(OUTCOMES), "time": t, "reason": f"r{t}"})
+                    if step == "interrupted":
+                        lines.append(base | {"kind": "interrupted", "time": t})
+            if rnd.random() < 0.7:
+                lines.append({"kind": "end", "time": t, "status": "complete", "selected": 5})
+        (into / f"main-{f}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_the_plain_case_path_reads_as_the_line_by_line_merge(tmp_path, monkeypatch, seed):
+    _journals(random.Random(seed), tmp_path)
+    fast = read_record([tmp_path])
+    monkeypatch.setattr(record_mod, "_plain", lambda res, st: False)
+    slow = read_record([tmp_path])
+    assert fast.rows == slow.rows
+    assert [list(r) for r in fast.rows] == [list(r) for r in slow.rows]  # field order too
+    assert fast.sessions == slow.sessions and fast.notes == slow.notes and fast.problems == slow.problems
+    assert {k: (v.cfg, v.files, v.started, v.results, v.status) for k, v in fast.runs.items()} == {
+        k: (v.cfg, v.files, v.started, v.results, v.status) for k, v in slow.runs.items()
+    }
+    lines = [json.loads(ln) for f in tmp_path.glob("*.jsonl") for ln in f.read_text().splitlines()]
+    assert sum(v.started for v in fast.runs.values()) == sum(r.get("kind") == "start" for r in lines)
+    assert sum(v.results for v in fast.runs.values()) == sum("outcome" in r for r in lines)
+
+
+def test_the_fast_path_is_taken_and_cannot_hide_a_second_verdict(tmp_path, monkeypatch):
+    """A case in two sections (a rerun) is never taken from one of them alone."""
+    ident = {"backend": "emulator", "device": "a"}
+    nid = "cases/test_x.py::test_x[c1]"
+    for k, outcome in ((1, "passed"), (2, "failed")):
+        hdr = file_header("r1", ident, f"gw{k}") | {"time": 10.0 * k}
+        rows = [hdr, {"kind": "start", "nodeid": nid, "time": 10.0 * k + 1}]
+        rows.append({"nodeid": nid, "outcome": outcome, "time": 10.0 * k + 2, "family": "fa"})
+        (tmp_path / f"main-{k}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
+    calls = []
+    plain = record_mod._plain
+    monkeypatch.setattr(record_mod, "_plain", lambda res, st: calls.append(1) or plain(res, st))
+    (row,) = read_record([tmp_path]).rows
+    assert calls, "the sections were not indexed"
+    assert row["outcome"] == "failed" and row["changed"] == {"failed": 1, "passed": 1}
+
+
+def test_an_interrupted_line_cancels_its_own_processs_start_marker_only(tmp_path):
+    """Ctrl-C inside a case: that case was not run (no row), but an earlier
+    process's start marker of it (a run that died there) still tells."""
+    ident = {"backend": "emulator", "device": "a"}
+    a, b = "cases/test_x.py::test_x[a]", "cases/test_x.py::test_x[b]"
+    first = [file_header("r1", ident, "main") | {"time": 1.0}, {"kind": "start", "nodeid": b, "time": 2.0}]
+    second = [file_header("r2", ident, "main") | {"time": 5.0}]
+    second += [{"kind": "start", "nodeid": n, "time": 6.0} for n in (a, b)]
+    second += [{"kind": "interrupted", "nodeid": n, "time": 7.0} for n in (a, b)]
+    for name, rows in (("main-1.jsonl", first), ("main-2.jsonl", second)):
+        (tmp_path / name).write_text("".join(json.dumps(x) + "\n" for x in rows))
+    (row,) = read_record([tmp_path]).rows
+    assert row["nodeid"] == b and row["run"] == "r1" and row["outcome"] == "interrupted"
+
+
+def test_a_records_rows_are_in_the_reports_order(tmp_path):
+    _journals(random.Random(7), tmp_path)
+    rec = read_record([tmp_path])
+    shuffled = list(rec.rows)
+    random.Random(1).shuffle(shuffled)
+    assert markdown_report(rec.rows, rec.sessions, rec) == markdown_report(shuffled, rec.sessions, rec)
+
+
+def _cell(rnd: random.Random):
+    k = rnd.random()
+    if k < 0.1:
+        return None
+    if k < 0.2:
+        return rnd.choice([True, False])
+    if k < 0.4:
+        return rnd.randint(-(10**6), 10**6)
+    return "".join(rnd.choice(string.printable[:95]) for _ in range(rnd.randint(0, 12)))
+
+
+def test_github_table_prints_what_tabulate_prints():
+    rnd = random.Random(3)
+    compared = 0
+    for _ in range(2000):
+        n = rnd.randint(1, 6)
+        rows = [[_cell(rnd) for _ in range(n)] for _ in range(rnd.randint(0, 6))]
+        heads = [
+            "".join(rnd.choice(string.printable[:95]) for _ in range(rnd.randint(0, 8))) for _ in range(n)
+        ]
+        fast = github_table(rows, heads)
+        if fast is not None:
+            compared += 1
+            assert fast == tabulate(rows, headers=heads, tablefmt="github", disable_numparse=True)
+    assert compared > 1500
+    for odd in ([[1.5, "a"]], [["é", "a"]], [["a\tb", "c"]], [["a"]]):  # floats, other text, short rows
+        assert github_table(odd, ["x", "y"]) is None
