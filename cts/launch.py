@@ -185,10 +185,6 @@ def main(argv: list[str]) -> int:
         logs.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise OSError(f"--report-dir: cannot write in {report}: {e.strerror or e}") from None
-    if a.balance:  # the newest earlier run's journals, as --shard-durations
-        from cts.plugin.shard import balance_journals
-
-        pytest_args, balanced = balance_journals(pytest_args, report / "journal", run_id)
     junit = _option(pytest_args, "--junitxml") or _option(pytest_args, "--junit-xml")
     if junit:  # one file per shard, merged at the end (N writers of one file would clobber it)
         pytest_args = _without(pytest_args, ("--junitxml", "--junit-xml"))
@@ -203,8 +199,12 @@ def main(argv: list[str]) -> int:
     cache = "" if a.no_bytecode_cache else _bytecode_cache()
     if cache:
         warm += f" (compiled modules kept in {cache}: PYTHONDONTWRITEBYTECODE is set)"
-    # the suite's option names: reading them imports the plugin, numpy and pytest, so only now (one
-    # BLAS thread, the bytecode cache in place)
+    # the suite's option names and --balance's choice: reading them imports the plugin, numpy and
+    # pytest, so only now (one BLAS thread, the bytecode cache in place)
+    if a.balance:  # the newest earlier run's durations, as --shard-durations
+        from cts.plugin.shard import balance_journals
+
+        pytest_args, balanced = balance_journals(pytest_args, report / "journal", run_id)
     pytest_args = _joined(pytest_args, _suite_value_options())
     if fork:  # the shards start from this process's imports: no interpreter, pytest or numpy start-up
         # the throw-away collection: asked for, or where no compiled module can be cached (every shard

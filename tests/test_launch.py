@@ -310,13 +310,16 @@ print("one thread at every fork:", seen and all(seen), seen, "rc", rc)
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/self/status (Linux)")
-def test_the_launcher_forks_its_shards_from_a_single_thread(tmp_path):
+@pytest.mark.parametrize("extra", [[], ["--balance"]], ids=["plain", "balance"])
+def test_the_launcher_forks_its_shards_from_a_single_thread(tmp_path, extra):
     """numpy's BLAS starts its threads when numpy is imported unless told
     one: the launcher sets that before its first import of numpy, so it
     forks from one thread (a lock held by another thread would stay held in
-    every shard) and builds the reports in children (cts/report/aside.py)."""
+    every shard) and builds the reports in children (cts/report/aside.py).
+    ``--balance`` too: its module imports numpy (it once did so first)."""
     p = subprocess.run(
-        [sys.executable, "-c", _FORKS_ONE_THREADED, "-j", "2", INTEL, "-k", SMALL, "--report-dir", str(tmp_path)],
+        [sys.executable, "-c", _FORKS_ONE_THREADED, "-j", "2", *extra, INTEL, "-k", SMALL,
+         "--report-dir", str(tmp_path)],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert "one thread at every fork: True" in p.stdout, p.stdout[-1500:] + p.stderr[-1500:]
