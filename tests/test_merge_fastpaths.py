@@ -15,6 +15,7 @@ at the end of a sweep is on its critical path).
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 import string
@@ -23,9 +24,9 @@ import pytest
 from tabulate import tabulate
 
 import cts.report.record as record_mod
-from cts.report.journal import file_header
+from cts.report.journal import file_header, ident_key
 from cts.report.markdown import github_table, markdown_report
-from cts.report.record import read_record
+from cts.report.record import journal_files, read_record
 
 OUTCOMES = ["passed", "failed", "skipped", "crash", "error", "timeout"]
 
@@ -44,25 +45,73 @@ def _journals(rnd: random.Random, into) -> None:
             lines.append(hdr)
             lines.append({"kind": "session", "time": t, "backend": "emulator", "selected": 5})
             for nid in rnd.sample(ids, rnd.randint(0, 25)):
-                fam = rnd.choice(["fa", "fb", None])
-                base = {"nodeid": nid, "case_id": nid[-3:]} | ({"family": fam} if fam else {})
+                fam = rnd.choice(["fa", "fb", None, "(none)"])  # a null family, and none at all
+                base = {"nodeid": nid, "case_id": nid[-3:]} | ({"family": fam} if fam != "(none)" else {})
                 for step in rnd.choices(["start", "result", "interrupted", "pair"], k=rnd.randint(1, 3)):
-                    t += rnd.choice([0.5, 1.0, -0.25])
+                    t = rnd.choice([t + 0.5, t + 1.0, t - 0.25, float(rnd.randint(1, 4))])  # ties and
+                    # lines out of order between files too
                     if step in ("start", "pair"):
                         lines.append(base | {"kind": "start", "time": t, "timeout_s": 2})
                     if step in ("result", "pair"):
                         t += 0.5
-                        lines.append(base | {"outcome": rnd.choice(OUTCOMES), "time": t, "reason": f"r{t}"})
+                        res = base | {"outcome": rnd.choice(OUTCOMES), "time": t, "reason": f"r{t}"}
+                        if rnd.random() < 0.05:  # the reader's own fields, written by someone else
+                            res |= {"_run": "stale", "_cfg": "stale", "run": "stale"}
+                        lines.append(res)
                     if step == "interrupted":
                         lines.append(base | {"kind": "interrupted", "time": t})
             if rnd.random() < 0.7:
                 lines.append({"kind": "end", "time": t, "status": "complete", "selected": 5})
-        (into / f"main-{f}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+        text = "".join(json.dumps(x) + "\n" for x in lines)
+        if rnd.random() < 0.2:  # an archived journal
+            (into / f"main-{f}.jsonl.gz").write_bytes(gzip.compress(text.encode()))
+        else:
+            (into / f"main-{f}.jsonl").write_text(text)
+
+
+def _reference(paths) -> list[dict]:
+    """The merged rows as the reader made them before its section index:
+    every line of every section in file order into one list per case, the
+    interrupted lines applied as they come, then one merge per case."""
+    runs: dict[str, str] = {}
+    results: dict[tuple, list] = {}
+    starts: dict[tuple, list] = {}
+    for f in journal_files(paths):
+        for header, rows, _line, _sec in record_mod._parse_file(f)[0]:
+            cfg = str(header.get("cfg") or ident_key(header["ident"]))
+            run = header["run"] if runs.get(header["run"], cfg) == cfg else f"{header['run']}~{cfg}"
+            runs.setdefault(run, cfg)
+            for row in rows:
+                kind = row.get("kind")
+                if kind in ("session", "note", "end"):
+                    continue
+                row = {**row, "_run": run, "_cfg": cfg}
+                key = (cfg, row["nodeid"])
+                if kind == "interrupted":
+                    starts[key] = [
+                        s
+                        for s in starts.get(key, [])
+                        if s["_proc"] != row["_proc"] or record_mod._t(s) > record_mod._t(row)
+                    ]
+                else:
+                    (starts if kind == "start" else results).setdefault(key, []).append(row)
+    out = []
+    for key in set(results) | set(starts):
+        row = record_mod._merged_row(results.get(key, []), starts.get(key, []))
+        if row is not None:
+            row["run"], row["cfg"] = row.pop("_run", ""), row.pop("_cfg", key[0])
+            row.pop("_file", None)
+            row.pop("_proc", None)
+            out.append(row)
+    return sorted(out, key=lambda r: (str(r.get("family", "")), r["nodeid"], r["cfg"]))
 
 
 @pytest.mark.parametrize("seed", range(60))
 def test_the_plain_case_path_reads_as_the_line_by_line_merge(tmp_path, monkeypatch, seed):
     _journals(random.Random(seed), tmp_path)
+    assert read_record([tmp_path]).rows == _reference([tmp_path])  # the merge as it was
+    if seed % 2:  # read ahead, as the sweep launcher does while other shards run
+        record_mod.prime(journal_files([tmp_path]))
     fast = read_record([tmp_path])
     monkeypatch.setattr(record_mod, "_plain", lambda res, st: False)
     slow = read_record([tmp_path])
@@ -72,9 +121,29 @@ def test_the_plain_case_path_reads_as_the_line_by_line_merge(tmp_path, monkeypat
     assert {k: (v.cfg, v.files, v.started, v.results, v.status) for k, v in fast.runs.items()} == {
         k: (v.cfg, v.files, v.started, v.results, v.status) for k, v in slow.runs.items()
     }
-    lines = [json.loads(ln) for f in tmp_path.glob("*.jsonl") for ln in f.read_text().splitlines()]
+    texts = [f.read_text() for f in tmp_path.glob("*.jsonl")]
+    texts += [gzip.decompress(f.read_bytes()).decode() for f in tmp_path.glob("*.jsonl.gz")]
+    lines = [json.loads(ln) for text in texts for ln in text.splitlines()]
     assert sum(v.started for v in fast.runs.values()) == sum(r.get("kind") == "start" for r in lines)
     assert sum(v.results for v in fast.runs.values()) == sum("outcome" in r for r in lines)
+
+
+def test_a_case_of_one_section_takes_the_fast_path(tmp_path, monkeypatch):
+    merged = []
+    whole = record_mod._merged_row
+    monkeypatch.setattr(record_mod, "_merged_row", lambda res, st: merged.append(1) or whole(res, st))
+    ident = {"backend": "emulator", "device": "a"}
+    nid = "cases/test_y.py::test_y[only]"
+    rows = [file_header("r9", ident, "main") | {"time": 1.0}, {"kind": "start", "nodeid": nid, "time": 2.0}]
+    rows.append({"nodeid": nid, "outcome": "passed", "time": 3.0, "family": "fy", "_run": "x", "_cfg": "x"})
+    (tmp_path / "only.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
+    (row,) = read_record([tmp_path / "only.jsonl"]).rows
+    assert not merged  # no line-by-line merge for it
+    assert (
+        row["run"] == "r9"
+        and row["outcome"] == "passed"
+        and not {"_run", "_cfg", "_file", "_proc"} & set(row)
+    )
 
 
 def test_the_fast_path_is_taken_and_cannot_hide_a_second_verdict(tmp_path, monkeypatch):

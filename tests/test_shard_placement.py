@@ -306,11 +306,13 @@ def test_sweep_balance_splits_by_the_newest_earlier_run_of_the_folder(tmp_path):
 
 
 def test_a_durations_table_is_checked_and_a_stale_one_is_not_used(tmp_path):
-    from cts.plugin.shard import DURATIONS_FILE, balance_journals, durations_table, write_durations
+    from cts.plugin.shard import _READ, DURATIONS_FILE, balance_journals, durations_table, write_durations
 
     run = tmp_path / "journal" / "R1"
     run.mkdir(parents=True)
-    (run / "main-1.jsonl").write_text("{}\n")
+    ident = {"backend": "emulator", "device": "a"}
+    lines = [file_header("R1", ident, "main"), {"nodeid": "t[a]", "outcome": "passed", "duration": 7.0}]
+    (run / "main-1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
     rows = [{"nodeid": "t[a]", "duration": 2.0}, {"nodeid": "t[b]", "duration": None}, {"nodeid": "t[c]"}]
     path = write_durations(run, "R1", rows)
     assert path == run / DURATIONS_FILE and durations_table(path) == {"t[a]": 2.0}
@@ -321,6 +323,10 @@ def test_a_durations_table_is_checked_and_a_stale_one_is_not_used(tmp_path):
     later = path.stat().st_mtime + 5
     os.utime(run / "main-2.jsonl", (later, later))
     assert balance_journals(["cases"], tmp_path / "journal", "R2")[1] == run
+    _READ.clear()  # (what the launcher read ahead for its shards)
+    (run / "main-1.jsonl").write_text("{}\n")  # an earlier run that recorded no duration: split by hash
+    assert balance_journals(["cases"], tmp_path / "journal", "R2") == (["cases"], None)
+    _READ.clear()
     for text in ("{", '{"kind": "durations", "durations": {"t[a]": -1}}', '{"durations": {}}', "[]"):
         path.write_text(text)
         with pytest.raises(pytest.UsageError, match="--shard-durations: .*durations.json"):

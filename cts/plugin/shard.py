@@ -193,9 +193,8 @@ def durations_of(paths: list[str], run_id: str | None = None) -> dict[str, float
     for p in tables:  # what a sweep wrote beside its journals: read in milliseconds, not seconds
         for nid, d in durations_table(Path(p), run_id).items():
             out[nid] = max(d, out.get(nid, 0.0))
-    paths = [p for p in paths if p not in tables]
-    try:
-        for f in journal_files(paths):  # file by file: this run's own files are left out whole
+    try:  # file by file: this run's own files are left out whole
+        for f in journal_files([p for p in paths if p not in tables]):
             rec = read_record([f])
             problems += rec.problems
             for r in rec.rows:
@@ -222,13 +221,11 @@ def write_durations(folder: Path, run_id: str, rows: list[dict]) -> Path | None:
     rather than the journals in most of a second, on the critical path
     before the fork.  A scheduling hint only: it never decides a verdict.
     Written whole or not at all; None where it could not be written."""
-    table = {
-        r["nodeid"]: float(d)
-        for r in rows
-        if isinstance(d := r.get("duration"), (int, float))
-        and not isinstance(d, bool)
-        and 0 <= d < float("inf")
-    }
+    table: dict[str, float] = {}
+    for r in rows:  # the longest where one node id ran in several configurations (as from the journals)
+        d = r.get("duration")
+        if isinstance(d, (int, float)) and not isinstance(d, bool) and 0 <= d < float("inf"):
+            table[r["nodeid"]] = max(float(d), table.get(r["nodeid"], 0.0))
     path = folder / DURATIONS_FILE
     tmp = folder / f".{DURATIONS_FILE}.tmp-{os.getpid()}"
     try:
@@ -289,6 +286,10 @@ def balance_journals(args: list[str], journal_dir: Path, run_id: str) -> tuple[l
             prev = table
     except (OSError, ValueError):
         pass
+    try:  # read here, once, for the shards too (read_durations_ahead finds it)
+        _READ[((str(prev),), run_id)] = durations_of([str(prev)], run_id)
+    except pytest.UsageError:  # no usable duration there (e.g. a run that judged nothing): the hash
+        return list(args), None
     return [*args, "--shard-durations", str(prev)], prev
 
 

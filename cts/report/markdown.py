@@ -200,7 +200,8 @@ def unfinished_lines(rec: Record | None) -> list[str]:
 def markdown_report(
     rows: list[dict], sessions: list[dict] | None = None, record: Record | None = None
 ) -> str:
-    if record is None or rows is not record.rows:  # a record's rows are in this order already
+    if record is None or rows is not record.rows or any("family" in r and r["family"] is None for r in rows):
+        # (a record's rows are in this order already, unless a family is null: "None" there)
         rows = sorted(rows, key=lambda r: (_s(r.get("family")), _s(r.get("nodeid")), _s(r.get("cfg"))))
     names = _cfg_names(record, rows)
     out = ["# Subgroup-matrix conformance report", ""]

@@ -41,6 +41,7 @@ from cts.report.journal import (
 )
 
 _CASE_KINDS = (None, "start", "interrupted")  # the lines a file header's defaults complete
+_READERS_OWN = ("changed", "run", "cfg", "flaky_outcome", "flaky_reason", "_run", "_cfg")  # never read
 
 __all__ = ["Record", "RunInfo", "read_record", "read_journals", "journal_files", "prime"]
 
@@ -275,9 +276,10 @@ def _legacy_ident(rows: list[dict]) -> dict:
     return {"schema": 1}
 
 
-def _parse_file(f: Path) -> tuple[list[tuple[dict | None, list[dict], int]], list[str]]:
+def _parse_file(f: Path) -> tuple[list[tuple[dict | None, list[dict], int, _Section]], list[str]]:
     """One journal file: its sections (header or None for schema 1, its
-    lines completed with the header's defaults, the header's line number)
+    lines completed with the header's defaults, the header's line number, the
+    lines by case: ``_Section``)
     and the problems of its lines.  A pure function of the file, so a
     finished shard's journal can be read while the others run (``prime``)."""
     problems: list[str] = []
@@ -311,7 +313,7 @@ def _parse_file(f: Path) -> tuple[list[tuple[dict | None, list[dict], int]], lis
             else:
                 sections.append((row, [], n))
             continue
-        for k in ("changed", "run", "cfg", "flaky_outcome", "flaky_reason"):  # the reader's own fields
+        for k in _READERS_OWN:
             row.pop(k, None)
         row["_file"] = name  # its process's fault log lies beside it
         row["_proc"] = f"{name}#{len(sections)}"  # the process that wrote it
@@ -489,15 +491,14 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
         s.pop("_file", None)  # (a session keeps ``_proc``: it pairs it with its end line)
         s["cfg"] = s.pop("_cfg", "")
         s.pop("_run", None)
-    # the order of the reports (``markdown_report`` relies on it): a missing or null family first
+    # the order of the reports (``markdown_report`` relies on it where no family is null)
     out.sort(key=lambda t: t[:3])  # (family, node id, configuration) is one case: no tie
     return Record([t[3] for t in out], sessions, notes, runs, problems, configs)
 
 
 def _family(row: dict) -> str:
-    """The family a row is sorted by (a missing or null family first)."""
-    f = row.get("family")
-    return "" if f is None else str(f)
+    """The family a row is sorted by (a missing one first; a null one as the text "None")."""
+    return str(row.get("family", ""))
 
 
 def _merged_row(res_rows: list[dict], st_rows: list[dict]) -> dict | None:
