@@ -563,10 +563,15 @@ def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], inter
     if rec is None or not rec.rows:
         print(f"cts sweep: no case recorded in {jdir} (shard exit codes {sorted(set(codes), key=str)})")
         return 2 if interrupted else (5 if set(codes) <= {5} else 3)
-    for p in write_record(rec, report, aside=True):  # the HTML in a child (one-threaded launcher)
+    got: dict = {}
+
+    def meanwhile() -> None:  # while children build the markdown and the HTML (one-threaded launcher)
+        write_durations(jdir, run_id, rec.rows)  # for the next sweep's --balance
+        got["tot"] = summarize(rec.rows)
+
+    for p in write_record(rec, report, aside=True, meanwhile=meanwhile):
         print(f"cts sweep: {p}")
-    write_durations(jdir, run_id, rec.rows)  # for the next sweep's --balance
-    tot = summarize(rec.rows)
+    tot = got["tot"]
     merged = time.perf_counter() - t1
     print(", ".join(f"{v} {k}" for k, v in tot.items() if v and k != "total")
           + f" in {ran:.2f}s ({len(codes)} shards) + {merged:.2f}s merge")  # fmt: skip

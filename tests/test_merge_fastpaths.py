@@ -213,3 +213,71 @@ def test_github_table_prints_what_tabulate_prints():
     assert compared > 1500
     for odd in ([[1.5, "a"]], [["é", "a"]], [["a\tb", "c"]], [["a"]]):  # floats, other text, short rows
         assert github_table(odd, ["x", "y"]) is None
+
+
+_APART = """
+import os, random, sys
+from pathlib import Path
+import cts.report.html as H
+import cts.report.markdown as M
+from cts.report.aside import one_thread
+from cts.report.record import read_record
+sys.path.insert(0, sys.argv[1])
+from test_merge_fastpaths import _journals
+here = Path(sys.argv[2])
+(here / "j").mkdir()
+_journals(random.Random(11), here / "j")
+rec = read_record([here / "j"])
+assert rec.rows and one_thread()
+me, built = os.getpid(), here / "matrices-by"
+real = H.family_matrices
+def traced(rows):
+    built.write_text(str(os.getpid()))
+    return real(rows)
+H.family_matrices = traced
+page = H.html_report
+def page_traced(*a):
+    (here / "page-asked").write_text("a slot" if a[3:] == (H.MATRICES_SLOT,) else "the matrices")
+    return page(*a)
+H.html_report = page_traced
+calls = []
+M.write_record(rec, here / "inline")
+for cores in (2, 8):
+    M._cores = lambda c=cores: c
+    built.unlink(missing_ok=True)
+    M.write_record(rec, here / f"aside{cores}", aside=True, meanwhile=lambda: calls.append(os.getpid()))
+    by = "this process" if built.read_text() == str(me) else "a child"
+    print(cores, "cores: the page's child built", (here / "page-asked").read_text(), "; matrices by", by)
+for f in ("report.md", "report.html", "results.csv"):
+    a = (here / "inline" / f).read_bytes()
+    print(f, all((here / d / f).read_bytes() == a for d in ("aside2", "aside8")))
+print("meanwhile here, once each:", calls == [me, me])
+"""
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="forked children (POSIX)")
+def test_reports_built_by_children_equal_those_built_in_line(tmp_path):
+    """The sweep launcher builds the markdown and the HTML page in children,
+    on 4 or more cores the page's family matrices in a child of their own
+    (put into the page's slot after), and writes the CSV and its durations
+    table meanwhile: the files are byte for byte those built in line."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+    p = subprocess.run(
+        [sys.executable, "-c", _APART, str(root / "tests"), str(tmp_path)],
+        cwd=root, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.split("\n")[:-1] == [
+        "2 cores: the page's child built the matrices ; matrices by a child",
+        "8 cores: the page's child built a slot ; matrices by a child",  # a child of their own
+        "report.md True",
+        "report.html True",
+        "results.csv True",
+        "meanwhile here, once each: True",
+    ], p.stdout

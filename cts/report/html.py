@@ -22,7 +22,7 @@ from operator import itemgetter
 
 from cts.report.journal import DEVICE_BAD, OUTCOMES, ident_label, rerun_of
 
-__all__ = ["html_report", "matrix_axes"]
+__all__ = ["MATRICES_SLOT", "family_matrices", "html_report", "matrix_axes"]
 
 COLOURS = {
     "passed": "#2e9e44",
@@ -400,17 +400,37 @@ def _record_parts(record, rows: list[dict]) -> tuple[list[str], list[str]]:
     return top, bottom
 
 
-def html_report(rows: list[dict], sessions: list[dict] | None = None, record=None) -> str:
+# where html_report(..., matrices=MATRICES_SLOT) leaves the family matrices out, for a caller that
+# builds them apart (family_matrices) and puts them in with one str.replace; no escaped journal text
+# can hold it (e() turns every "<" into "&lt;")
+MATRICES_SLOT = "<!--cts:family-matrices-->"
+
+
+def _by_family(rows: list[dict]) -> dict[str, list[dict]]:
+    fams: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        fams[r.get("family") or "?"].append(r)
+    return fams
+
+
+def family_matrices(rows: list[dict]) -> str:
+    """The conformance matrices of every family, as ``html_report`` places them."""
+    fams = _by_family(rows)
+    return "\n".join(_matrix(fam, fams[fam]) for fam in sorted(fams))
+
+
+def html_report(
+    rows: list[dict], sessions: list[dict] | None = None, record=None, matrices: str | None = None
+) -> str:
     """The whole page as one string (``record``: the merged record the rows
-    come from, for its runs, changed verdicts and journal problems)."""
+    come from, for its runs, changed verdicts and journal problems).
+    ``matrices``: the family matrices' HTML (``family_matrices``, or
+    ``MATRICES_SLOT`` to leave a place for them), built here if None."""
     top, bottom = _record_parts(record, rows)
     sessions = sessions or []
     heads = [s for s in sessions if s.get("kind") == "session"]
     notes = sorted({str(s.get("text")) for s in sessions if s.get("kind") == "note"})
     tot = Counter(r.get("outcome") for r in rows)
-    fams: dict[str, list[dict]] = defaultdict(list)
-    for r in rows:
-        fams[r.get("family") or "?"].append(r)
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -437,8 +457,7 @@ def html_report(rows: list[dict], sessions: list[dict] | None = None, record=Non
         "matrix): passed (or expected-fail) / cases, coloured by the worst outcome; hover for the "
         "cases that did not pass.</p>"
     )
-    for fam in sorted(fams):
-        parts.append(_matrix(fam, fams[fam]))
+    parts.append(family_matrices(rows) if matrices is None else matrices)
     parts.append("<h2>Measured error against the allowed bound (float cases)</h2>")
     parts.append(error_plot(rows))
     bad = sum(tot.get(k, 0) for k in (*DEVICE_BAD, "xpassed"))
