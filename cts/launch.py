@@ -554,7 +554,7 @@ def _without(args: list[str], names: tuple[str, ...]) -> list[str]:
 
 def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], interrupted: bool) -> int:
     from cts.plugin.shard import write_durations
-    from cts.report.markdown import not_judged_lines, record_status, summarize, unfinished_lines, write_record
+    from cts.report import markdown as rep
     from cts.report.record import read_record
 
     t1 = time.perf_counter()
@@ -567,15 +567,17 @@ def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], inter
 
     def meanwhile() -> None:  # while children build the markdown and the HTML (one-threaded launcher)
         write_durations(jdir, run_id, rec.rows)  # for the next sweep's --balance
-        got["tot"] = summarize(rec.rows)
+        got["tot"] = rep.summarize(rec.rows)
 
-    for p in write_record(rec, report, aside=True, meanwhile=meanwhile):
+    for p in rep.write_record(rec, report, aside=True, meanwhile=meanwhile):
         print(f"cts sweep: {p}")
     tot = got["tot"]
     merged = time.perf_counter() - t1
+    for line in rep.failure_lines(rec.rows):  # as pytest's short summary, before the totals
+        print(line)
     print(", ".join(f"{v} {k}" for k, v in tot.items() if v and k != "total")
           + f" in {ran:.2f}s ({len(codes)} shards) + {merged:.2f}s merge")  # fmt: skip
-    for line in not_judged_lines(tot) + unfinished_lines(rec):
+    for line in rep.not_judged_lines(tot) + rep.unfinished_lines(rec):
         print(line)
     for p in rec.problems[:5]:
         print(f"cts sweep: journal problem: {p}")
@@ -583,7 +585,7 @@ def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], inter
         return 2
     if 3 in codes or any(c is None or c < 0 for c in codes):  # a shard died or hit an internal error
         return 3
-    bad, why = record_status(rec)
+    bad, why = rep.record_status(rec)
     if bad:
         print(f"cts sweep: not clean: {why}")
     return 1 if bad else 0

@@ -25,6 +25,7 @@ import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from cts.report import html, markdown  # noqa: E402
+from cts.report.atomic import write_set  # noqa: E402
 from cts.report.record import prime, read_record  # noqa: E402
 
 
@@ -49,7 +50,7 @@ def main(argv: list[str]) -> int:
         t.append(time.perf_counter())
         csv = markdown.csv_text(rec.rows)
         t.append(time.perf_counter())
-        markdown._write_set({out / "report.md": md, out / "report.html": page, out / "results.csv": csv})
+        write_set({out / "report.md": md, out / "report.html": page, out / "results.csv": csv})
         t.append(time.perf_counter())
         markdown.write_record(rec, out / "aside", aside=True)
         t.append(time.perf_counter())

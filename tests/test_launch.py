@@ -67,6 +67,9 @@ def test_sweep_launcher_merges_its_shards_into_one_report_like_a_plain_run(tmp_p
     )
     assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]  # the fault fails cases: not clean
     assert "Traceback" not in p.stdout + p.stderr
+    failed = [ln for ln in p.stdout.splitlines() if ln.startswith("FAILED cases/test_intel_mma.py::")]
+    totals = next(i for i, ln in enumerate(p.stdout.splitlines()) if " failed in " in ln)
+    assert failed and p.stdout.splitlines().index(failed[0]) < totals  # the short summary, then totals
     assert results(tmp_path / "s" / "results.csv") == results(tmp_path / "p" / "results.csv")
     assert "(3 shards)" in p.stdout and p.stdout.count("shard ") >= 3
     logs = sorted((tmp_path / "s" / "logs").rglob("*.log"))
@@ -76,7 +79,7 @@ def test_sweep_launcher_merges_its_shards_into_one_report_like_a_plain_run(tmp_p
     clean = sweep(
         "-j", "2", "--spawn", INTEL, "-k", SMALL, "--report-dir", str(tmp_path / "c")
     )  # new interpreters
-    assert clean.returncode == 0, clean.stdout[-2000:]
+    assert clean.returncode == 0 and "FAILED " not in clean.stdout, clean.stdout[-2000:]
     assert set(results(tmp_path / "c" / "results.csv").values()) == {"passed"}
     assert "(imports " in p.stdout.splitlines()[0]  # forked right after the imports (the default)
     warm = sweep(

@@ -454,3 +454,38 @@ def test_error_plot_survives_a_device_wrong_by_hundreds_of_orders_of_magnitude()
     svg = error_plot(rows)
     assert svg.startswith("<svg") and svg.count("<circle") == 5
     assert 3 <= svg.count('font-size="11"') <= 14  # a dozen tick labels at most
+
+
+def test_the_terminal_summary_lists_what_is_not_clean_device_verdicts_first_escapes_shown_as_question_marks():
+    """``cts sweep`` and ``cts report`` print pytest's kind of short summary
+    before their totals (``failure_lines``): one line per case that is not
+    clean, device verdicts before what the suite could not judge, the
+    reason's first line, a driver's terminal escapes never passed through."""
+    from cts.report.markdown import failure_lines
+
+    rows = [
+        row("t::x[ok]"),
+        row("t::x[err]", "error", reason="HARNESS ERROR (not a device verdict): spirv-as missing"),
+        row("t::x[bad]", "failed", reason="D[0,1] = 3 != 4\nsecond line"),
+        row("t::x[hang\x1b[2J]", "timeout", reason="\x1b[31mred\x07 " + "y" * 300),
+        row("t::x[skip]", "skipped", reason="not supported"),
+        row("t::x[xp]", "xpassed", reason="listed in expectations"),
+        row("t::x[cut]", "interrupted"),
+        row("t::x[boom]", "crash", reason=""),
+    ]
+    lines = failure_lines(rows)
+    assert [ln.split(" ", 1)[0] for ln in lines] == [
+        "FAILED",
+        "CRASH",
+        "TIMEOUT",
+        "XPASS",
+        "ERROR",
+        "INTERRUPTED",
+    ]
+    assert lines[0] == "FAILED t::x[bad] - D[0,1] = 3 != 4"
+    assert lines[1] == "CRASH t::x[boom]" and lines[5] == "INTERRUPTED t::x[cut]"
+    assert lines[2].startswith("TIMEOUT t::x[hang?[2J] - ?[31mred? yyy") and lines[2].endswith("...")
+    assert len(lines[2].split(" - ", 1)[1]) == 160 and not any("\x1b" in ln or "\x07" in ln for ln in lines)
+    assert failure_lines([row("t::x[ok]"), row("t::x[s]", "skipped")]) == []
+    many = failure_lines([row(f"t::x[{i}]", "failed") for i in range(25)], limit=20)
+    assert len(many) == 21 and many[-1].startswith("... 5 more not clean: report.md lists each")

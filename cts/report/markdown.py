@@ -5,7 +5,7 @@ per case: node id, outcome, ratio) for machines to diff.
 ``python -m cts report JOURNAL_OR_DIR... --out DIR`` merges the journals of
 workers, shards, resumed runs and other machines (``cts.report.journal.read_record``:
 one verdict per configuration and case, changed verdicts and journal problems
-shown).  All three files are written at once or not at all (``_write_set``)."""
+shown).  All three files are written at once or not at all (``cts.report.atomic``)."""
 
 from __future__ import annotations
 
@@ -20,10 +20,19 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from cts.report.atomic import write_set
 from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, OUTCOMES, ident_label, rerun_of
 from cts.report.record import Record, read_record
 
-__all__ = ["markdown_report", "write_reports", "write_record", "record_status", "summarize", "main"]
+__all__ = [
+    "failure_lines",
+    "markdown_report",
+    "write_reports",
+    "write_record",
+    "record_status",
+    "summarize",
+    "main",
+]
 
 SHOWN = OUTCOMES
 
@@ -389,6 +398,30 @@ def _record_lines(rec: Record | None) -> list[str]:
     return out
 
 
+_SHORT = {"failed": "FAILED", "crash": "CRASH", "timeout": "TIMEOUT", "xpassed": "XPASS",
+          "error": "ERROR", "interrupted": "INTERRUPTED"}  # fmt: skip
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # a driver's log may hold terminal escapes
+
+
+def failure_lines(rows: list[dict], limit: int = 20) -> list[str]:
+    """A terminal's short summary of what is not clean (as pytest's):
+    device verdicts first (failed, crash, timeout, unexpected pass), then
+    what the suite could not judge (error, interrupted); per case the node
+    id and the first line of its reason, control characters shown as ``?``;
+    the first ``limit``, then how many more."""
+    bad = [r for k in _SHORT for r in rows if r.get("outcome") == k]
+    out = []
+    for r in bad[:limit]:
+        why = _CONTROL.sub("?", str(r.get("reason") or "").strip().split("\n", 1)[0])
+        why = why if len(why) <= 160 else why[:157] + "..."
+        out.append(
+            f"{_SHORT[r['outcome']]} {_CONTROL.sub('?', str(r.get('nodeid')))}" + (f" - {why}" if why else "")
+        )
+    if len(bad) > limit:
+        out.append(f"... {len(bad) - limit} more not clean: report.md lists each with its rerun command")
+    return out
+
+
 def not_judged_lines(tot: dict) -> list[str]:
     """The report's and the CLI's words for outcomes that are not verdicts."""
     out = []
@@ -433,62 +466,6 @@ def csv_text(rows: list[dict]) -> str:
         w.writerow([r["nodeid"], r.get("family"), r.get("case_id"), r.get("outcome"), r.get("max_ratio"),
                     r.get("seed"), r.get("cfg") or ""])  # fmt: skip
     return buf.getvalue()
-
-
-def write_csv(rows: list[dict], path: Path) -> None:
-    _write_set({Path(path): csv_text(rows)})
-
-
-def _write_set(files: dict[Path, str]) -> None:
-    """Write several files all or none: each to a temporary file beside it,
-    flushed to disk, then renamed over the old one; the old ones are kept
-    (hard links) until every rename is done, and put back if one fails.  A
-    failed write leaves the previous files intact and no temporary."""
-    tmps: list[tuple[Path, Path]] = []
-    backups: dict[Path, Path] = {}
-    done: list[Path] = []
-    try:
-        for path, text in files.items():
-            if path.is_dir():
-                raise IsADirectoryError(21, "is a folder", str(path))
-            tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-            tmps.append((tmp, path))
-            with open(tmp, "w", encoding="utf-8", errors="backslashreplace", newline="") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-        for _, path in tmps:
-            if path.exists():
-                bak = path.with_name(f".{path.name}.old-{os.getpid()}")
-                bak.unlink(missing_ok=True)
-                os.link(path, bak)
-                backups[path] = bak
-        for tmp, path in tmps:
-            os.replace(tmp, path)
-            done.append(path)
-    except BaseException as e:
-        for path in done:  # put the previous set back
-            if path in backups:
-                try:
-                    os.replace(backups.pop(path), path)
-                except OSError:
-                    pass
-        for tmp, _ in tmps:
-            tmp.unlink(missing_ok=True)
-        if not isinstance(e, OSError):
-            raise
-        where = next(iter(files)).parent if files else "?"
-        raise OSError(
-            f"cannot write the report to {where}: {e.strerror or e}"
-            + (f" ({e.filename})" if getattr(e, "filename", None) else "")
-            + "; the previous report files there are unchanged"
-        ) from None
-    finally:
-        for bak in backups.values():
-            try:
-                bak.unlink(missing_ok=True)
-            except OSError:
-                pass
 
 
 def write_reports(
@@ -539,7 +516,7 @@ def write_reports(
         for child in (html, mats, mark):
             if child is not None:
                 child.discard()
-    _write_set({md: text, page: page_text.replace("</body>", num_html + "</body>", 1), res: csv})
+    write_set({md: text, page: page_text.replace("</body>", num_html + "</body>", 1), res: csv})
     return [md, page, res]
 
 
@@ -598,6 +575,8 @@ def main(argv: list[str]) -> int:
         print(f"cts report: ... {len(rec.problems) - 20} more journal problems (listed in the report)")
     for p in write_record(rec, a.out, aside=True):
         print(p)
+    for line in failure_lines(rec.rows):
+        print(line)
     tot = summarize(rec.rows)
     print(", ".join(f"{k} {v}" for k, v in tot.items() if v))
     for line in not_judged_lines(tot) + _record_lines(rec) + unfinished_lines(rec):
