@@ -41,9 +41,39 @@ def pytest_pyfunc_call(pyfuncitem):
     print(f"CHECK {it.name} {sorted(filled)} same={same} case={it.funcargs['case'].id} frozen={frozen}")
     return None
 
-def pytest_unconfigure(config):  # after the plugin's (tryfirst), before pytest's end-of-session collections
-    import gc
-    print(f"UNCONFIGURE frozen={gc.get_freeze_count()} unfrozen={len(gc.get_objects())}")
+import atexit, gc
+FULL = []  # freeze counts at pytest's end-of-session full collections (after the last case)
+
+def _full(phase, info):
+    if phase == "start" and info["generation"] == 2:
+        FULL.append(gc.get_freeze_count())
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config):
+    gc.callbacks.append(_full)
+    atexit.register(lambda: print("END-COLLECTIONS", FULL))
+"""
+
+OLD_GARBAGE = """
+import gc, os
+import pytest
+
+class Holder:  # a cycle with a finalizer, old (in the oldest generation) when it is dropped
+    def __init__(self):
+        self.me = self
+    def __del__(self):
+        open(os.environ["CTS_TEST_MARK"], "w").write("finalized")
+        raise RuntimeError("boom in __del__")
+
+@pytest.fixture(scope="session")
+def holder():
+    h = Holder()
+    gc.collect()
+    gc.collect()
+    yield h
+
+def test_old_garbage(holder):
+    assert holder.me is holder
 """
 
 CASES = """
@@ -76,9 +106,11 @@ def test_override(case, cts):
 
 
 def _run(tmp_path: Path, *extra: str, env_extra: dict | None = None) -> str:
+    tmp_path.mkdir(exist_ok=True)
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "test_demo.py").write_text(CASES)
     (tmp_path / "test_override.py").write_text(OVERRIDE)
+    (tmp_path / "test_old_garbage.py").write_text(OLD_GARBAGE)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "CTS_"))}
     env["PYTHONPATH"] = str(ROOT)
     env.update(env_extra or {})
@@ -86,7 +118,7 @@ def _run(tmp_path: Path, *extra: str, env_extra: dict | None = None) -> str:
            "--no-report", "--rootdir", str(tmp_path), str(tmp_path), *extra]  # fmt: skip
     p = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-2000:]
-    return p.stdout
+    return p.stdout + p.stderr  # (an unraisable-exception warning at unconfigure goes to stderr)
 
 
 def test_filled_values_are_pytests_own(tmp_path):
@@ -112,14 +144,24 @@ def test_setup_show_still_shows_the_fixtures(tmp_path):
 
 def test_collection_is_frozen_out_of_the_cyclic_collector(tmp_path):
     """cts/plugin/gcpolicy.py: what collection built is frozen while cases
-    run; CTS_GC_FREEZE=0 leaves the collector alone."""
-    out = _run(tmp_path, "-k", "demo")
+    run; after pytest's first end-of-session full collection, what the run
+    left alive too (its second walks none of it), never before it: the
+    run's old cyclic garbage is still finalized and a failing ``__del__``
+    still reported.  CTS_GC_FREEZE=0 leaves the collector alone."""
+    mark = tmp_path / "finalized"
+    out = _run(tmp_path / "on", "-k", "demo or old_garbage", env_extra={"CTS_TEST_MARK": str(mark)})
     frozen = [int(x) for x in re.findall(r"CHECK .* frozen=(\d+)", out)]
     assert len(frozen) == 3 and min(frozen) > 1000, frozen
-    # and before pytest's own end-of-session collections, what the run left alive too (they walk
-    # nothing of it); a collection of the young generations first
-    end = re.findall(r"UNCONFIGURE frozen=(\d+) unfrozen=(\d+)", out)
-    assert len(end) == 1 and int(end[0][0]) > max(frozen) and int(end[0][1]) < 200, end
-    out = _run(tmp_path, "-k", "demo", env_extra={"CTS_GC_FREEZE": "0"})
+    assert mark.read_text() == "finalized" and "boom in __del__" in out, out[-2000:]
+    end = [int(x) for x in re.search(r"END-COLLECTIONS \[(.*)\]", out).group(1).split(",")]
+    assert len(end) == 2 and end[0] < end[1], end  # the run's objects frozen between the two
+    mark.unlink()
+    out = _run(
+        tmp_path / "off",
+        "-k",
+        "demo or old_garbage",
+        env_extra={"CTS_GC_FREEZE": "0", "CTS_TEST_MARK": str(mark)},
+    )
     off = [int(x) for x in re.findall(r" frozen=(\d+)", out)]
-    assert off == [0, 0, 0, 0], off
+    assert off == [0, 0, 0], off
+    assert mark.read_text() == "finalized"

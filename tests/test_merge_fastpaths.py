@@ -242,6 +242,17 @@ def page_traced(*a):
 H.html_report = page_traced
 calls = []
 M.write_record(rec, here / "inline")
+M._cores = lambda: 8  # no rows: no matrices child, and the same page as in line
+M.write_reports([], here / "empty-inline")
+M.write_reports([], here / "empty-aside", aside=True)
+print("no rows:", all((here / "empty-aside" / f).read_bytes() == (here / "empty-inline" / f).read_bytes()
+                      for f in ("report.md", "report.html", "results.csv")))
+def boom():
+    raise KeyError("in meanwhile")
+try:
+    M.write_record(rec, here / "boom", aside=True, meanwhile=boom)
+except KeyError:
+    print("meanwhile's error raised after the reports:", (here / "boom" / "report.html").exists())
 for cores in (2, 8):
     M._cores = lambda c=cores: c
     built.unlink(missing_ok=True)
@@ -274,6 +285,8 @@ def test_reports_built_by_children_equal_those_built_in_line(tmp_path):
     )  # fmt: skip
     assert p.returncode == 0, p.stderr[-2000:]
     assert p.stdout.split("\n")[:-1] == [
+        "no rows: True",
+        "meanwhile's error raised after the reports: True",
         "2 cores: the page's child built the matrices ; matrices by a child",
         "8 cores: the page's child built a slot ; matrices by a child",  # a child of their own
         "report.md True",

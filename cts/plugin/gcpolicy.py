@@ -9,9 +9,9 @@ back makes tens of thousands of rows, which triggers full collections of
 everything).  So, after collection, those objects are moved out of the
 collector's sight (``gc.freeze``: they are not collected, which they would
 not have been anyway before the session ends), and the report is built
-with automatic collection paused (it makes no cyclic garbage).  At
-unconfigure what the run left alive is frozen too, so pytest's own
-end-of-session collections walk none of it; after them everything is handed back
+with automatic collection paused (it makes no cyclic garbage).  After
+pytest's first end-of-session collection what the run left alive is frozen
+too, so its second walks none of it; after them everything is handed back
 (``gc.unfreeze``): a process that runs pytest again (the sweep launcher's
 warm-up, pytester) frees what its sessions left.  At interpreter exit everything is frozen (pytest_configure says why).
 ``CTS_GC_FREEZE=0`` leaves the collector alone.
@@ -21,11 +21,10 @@ child process) is closed explicitly (the backend's ``close`` and the
 journal at unconfigure), never by a finalizer of cyclic garbage, which the
 frozen exit does not run; and freezing is process-wide and does not nest
 (a session run inside another one's process hands back the outer one's
-objects too: only speed is lost).  Objects frozen are outside pytest's
-end-of-session collections, so a ``__del__`` error of one of them (built
-at collection, or cyclic garbage of the run old enough to have left the
-young generations, which are collected first) is not reported as an
-unraisable-exception warning.
+objects too: only speed is lost).  Objects built at collection are outside
+pytest's end-of-session collections, so a ``__del__`` error of one of them
+is not reported as an unraisable-exception warning; the run's own garbage
+is still finalized (and such an error reported) by pytest's first one.
 """
 
 from __future__ import annotations
@@ -87,21 +86,20 @@ def pytest_configure(config: pytest.Config) -> None:
         _AT_EXIT.append(True)
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Before pytest's own end-of-session collections (the unraisable-
-    exception plugin's, at unconfigure and again at clean-up), what the run
-    left alive (every report of every case, the terminal's statistics) is
-    frozen too, after a collection of the young generations: those full
-    collections then walk nothing the run made (0.16 s of a 10652-case
-    serial sweep, two walks of 165k objects).  Handed back at clean-up with
-    the rest (``_thaw``).  In every process of the suite: an xdist
+    """After pytest's own first end-of-session collection (the unraisable-
+    exception plugin's, at unconfigure: it finalizes the run's garbage and
+    reports a failing ``__del__``), what the run left alive (every report
+    of every case, the terminal's statistics) is frozen too, so that
+    plugin's second full collection, at clean-up, walks none of it (0.08 s
+    of a 10652-case serial sweep: 165k objects).  Handed back at clean-up
+    with the rest (``_thaw``).  In every process of the suite: an xdist
     controller, which collects nothing, holds every worker's reports."""
     from cts.plugin import HARNESS
 
     if os.environ.get("CTS_GC_FREEZE", "1") == "0" or config.stash.get(HARNESS, None) is None:
         return
-    gc.collect(1)
     gc.freeze()
     config.stash[_FROZE] = True
 

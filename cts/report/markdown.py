@@ -14,6 +14,7 @@ import csv
 import io
 import os
 import re
+import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -400,22 +401,35 @@ def _record_lines(rec: Record | None) -> list[str]:
 
 _SHORT = {"failed": "FAILED", "crash": "CRASH", "timeout": "TIMEOUT", "xpassed": "XPASS",
           "error": "ERROR", "interrupted": "INTERRUPTED"}  # fmt: skip
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")  # a driver's log may hold terminal escapes
 
 
-def failure_lines(rows: list[dict], limit: int = 20) -> list[str]:
+def _terminal_text(x, cap: int) -> str:
+    """``x`` for one terminal line: control, format (bidi overrides, zero
+    width) and line/paragraph separator characters as ``?`` (a driver's log
+    or a node id may hold terminal escapes), at most ``cap`` characters."""
+    t = "".join(
+        "?" if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in str(x)[: cap + 1]
+    )
+    return t if len(t) <= cap else t[: cap - 3] + "..."
+
+
+def failure_lines(rows: list[dict], limit: int = 20, record: Record | None = None) -> list[str]:
     """A terminal's short summary of what is not clean (as pytest's):
     device verdicts first (failed, crash, timeout, unexpected pass), then
     what the suite could not judge (error, interrupted); per case the node
-    id and the first line of its reason, control characters shown as ``?``;
-    the first ``limit``, then how many more."""
+    id (and its configuration's name where the merged ``record`` holds
+    several) and the first line of its reason (``_terminal_text``); the
+    first ``limit``, then how many more."""
     bad = [r for k in _SHORT for r in rows if r.get("outcome") == k]
+    names = _cfg_names(record, rows) if bad else {}
     out = []
     for r in bad[:limit]:
-        why = _CONTROL.sub("?", str(r.get("reason") or "").strip().split("\n", 1)[0])
-        why = why if len(why) <= 160 else why[:157] + "..."
+        why = _terminal_text(str(r.get("reason") or "").strip().split("\n", 1)[0], 160)
+        cfg = names.get(r.get("cfg"), "")
         out.append(
-            f"{_SHORT[r['outcome']]} {_CONTROL.sub('?', str(r.get('nodeid')))}" + (f" - {why}" if why else "")
+            f"{_SHORT[r['outcome']]} {_terminal_text(r.get('nodeid'), 200)}"
+            + (f" (config {cfg})" if cfg else "")
+            + (f" - {why}" if why else "")
         )
     if len(bad) > limit:
         out.append(f"... {len(bad) - limit} more not clean: report.md lists each with its rerun command")
@@ -438,7 +452,7 @@ def not_judged_lines(tot: dict) -> list[str]:
 def _case_blocks(bad: list[dict], names: dict[str, str] | None = None) -> list[str]:
     out = []
     for r in bad[:200]:
-        cfg = (names or {}).get(r.get("cfg"), "")
+        cfg = names.get(r.get("cfg"), "")
         out.append(
             f"### {md_text(r.get('nodeid'))} - {md_text(r.get('outcome'))}"
             + (f" (config {cfg})" if cfg else "")
@@ -482,8 +496,9 @@ def write_reports(
     cores its family matrices, the page's costliest part, in a child of
     their own) while this process writes the CSV and calls ``meanwhile``
     (the caller's own work on the same record, e.g. the sweep's durations
-    table); without children it is called after the CSV too, before the
-    rest is built in line."""
+    table; an exception of it is raised after the reports are written);
+    without children it is called after the CSV too, before the rest is
+    built in line."""
     from cts.numerics.report import report_section
     from cts.report.aside import aside as aside_of
     from cts.report.html import MATRICES_SLOT, family_matrices, html_report
@@ -499,14 +514,18 @@ def write_reports(
     md, page, res = out_dir / "report.md", out_dir / "report.html", out_dir / "results.csv"
     html = mats = mark = None
     if aside:  # the matrices apart only where a core is free for them (on 2 cores: measured no gain)
-        apart = _cores() >= 4
+        apart = bool(rows) and _cores() >= 4  # (no rows: no matrix, and no empty line where they go)
         html = aside_of(html_report, rows, sessions, record, MATRICES_SLOT if apart else None)
         mats = aside_of(family_matrices, rows) if apart else None
         mark = aside_of(markdown_report, rows, sessions, record)
+    failed: Exception | None = None
     try:
         csv = csv_text(rows)
         if meanwhile is not None:
-            meanwhile()
+            try:
+                meanwhile()
+            except Exception as e:  # noqa: BLE001  (the caller's own work: the reports are written first)
+                failed = e
         text = (mark() if mark is not None else markdown_report(rows, sessions, record)) + num_md
         if html is None:
             page_text = html_report(rows, sessions, record)
@@ -517,6 +536,8 @@ def write_reports(
             if child is not None:
                 child.discard()
     write_set({md: text, page: page_text.replace("</body>", num_html + "</body>", 1), res: csv})
+    if failed is not None:
+        raise failed
     return [md, page, res]
 
 
@@ -575,7 +596,7 @@ def main(argv: list[str]) -> int:
         print(f"cts report: ... {len(rec.problems) - 20} more journal problems (listed in the report)")
     for p in write_record(rec, a.out, aside=True):
         print(p)
-    for line in failure_lines(rec.rows):
+    for line in failure_lines(rec.rows, record=rec):
         print(line)
     tot = summarize(rec.rows)
     print(", ".join(f"{k} {v}" for k, v in tot.items() if v))
