@@ -556,6 +556,7 @@ def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], inter
     from cts.plugin.shard import write_durations
     from cts.report import markdown as rep
     from cts.report.record import read_record
+    from cts.report.terminal import failure_lines
 
     t1 = time.perf_counter()
     jdir = report / "journal" / run_id
@@ -573,7 +574,7 @@ def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], inter
         print(f"cts sweep: {p}")
     tot = got["tot"]
     merged = time.perf_counter() - t1
-    for line in rep.failure_lines(rec.rows, record=rec):  # as pytest's short summary, before the totals
+    for line in failure_lines(rec.rows, record=rec):  # as pytest's short summary, before the totals
         print(line)
     print(", ".join(f"{v} {k}" for k, v in tot.items() if v and k != "total")
           + f" in {ran:.2f}s ({len(codes)} shards) + {merged:.2f}s merge")  # fmt: skip

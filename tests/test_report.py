@@ -461,7 +461,7 @@ def test_the_terminal_summary_lists_what_is_not_clean_device_verdicts_first_esca
     before their totals (``failure_lines``): one line per case that is not
     clean, device verdicts before what the suite could not judge, the
     reason's first line, a driver's terminal escapes never passed through."""
-    from cts.report.markdown import failure_lines
+    from cts.report.terminal import failure_lines
 
     rows = [
         row("t::x[ok]"),

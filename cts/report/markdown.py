@@ -14,7 +14,6 @@ import csv
 import io
 import os
 import re
-import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
@@ -26,7 +25,6 @@ from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, OUTCOMES, ident_label, 
 from cts.report.record import Record, read_record
 
 __all__ = [
-    "failure_lines",
     "markdown_report",
     "write_reports",
     "write_record",
@@ -399,43 +397,6 @@ def _record_lines(rec: Record | None) -> list[str]:
     return out
 
 
-_SHORT = {"failed": "FAILED", "crash": "CRASH", "timeout": "TIMEOUT", "xpassed": "XPASS",
-          "error": "ERROR", "interrupted": "INTERRUPTED"}  # fmt: skip
-
-
-def _terminal_text(x, cap: int) -> str:
-    """``x`` for one terminal line: control, format (bidi overrides, zero
-    width) and line/paragraph separator characters as ``?`` (a driver's log
-    or a node id may hold terminal escapes), at most ``cap`` characters."""
-    t = "".join(
-        "?" if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in str(x)[: cap + 1]
-    )
-    return t if len(t) <= cap else t[: cap - 3] + "..."
-
-
-def failure_lines(rows: list[dict], limit: int = 20, record: Record | None = None) -> list[str]:
-    """A terminal's short summary of what is not clean (as pytest's):
-    device verdicts first (failed, crash, timeout, unexpected pass), then
-    what the suite could not judge (error, interrupted); per case the node
-    id (and its configuration's name where the merged ``record`` holds
-    several) and the first line of its reason (``_terminal_text``); the
-    first ``limit``, then how many more."""
-    bad = [r for k in _SHORT for r in rows if r.get("outcome") == k]
-    names = _cfg_names(record, rows) if bad else {}
-    out = []
-    for r in bad[:limit]:
-        why = _terminal_text(str(r.get("reason") or "").strip().split("\n", 1)[0], 160)
-        cfg = names.get(r.get("cfg"), "")
-        out.append(
-            f"{_SHORT[r['outcome']]} {_terminal_text(r.get('nodeid'), 200)}"
-            + (f" (config {cfg})" if cfg else "")
-            + (f" - {why}" if why else "")
-        )
-    if len(bad) > limit:
-        out.append(f"... {len(bad) - limit} more not clean: report.md lists each with its rerun command")
-    return out
-
-
 def not_judged_lines(tot: dict) -> list[str]:
     """The report's and the CLI's words for outcomes that are not verdicts."""
     out = []
@@ -596,6 +557,8 @@ def main(argv: list[str]) -> int:
         print(f"cts report: ... {len(rec.problems) - 20} more journal problems (listed in the report)")
     for p in write_record(rec, a.out, aside=True):
         print(p)
+    from cts.report.terminal import failure_lines
+
     for line in failure_lines(rec.rows, record=rec):
         print(line)
     tot = summarize(rec.rows)

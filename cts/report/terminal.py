@@ -1,0 +1,48 @@
+"""What the command line prints about a merged record beyond its totals:
+the short summary of the cases that are not clean (``cts sweep``,
+``python -m cts report``), safe for a terminal whatever a driver wrote."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from cts.report.markdown import _cfg_names
+from cts.report.record import Record
+
+__all__ = ["failure_lines"]
+
+_SHORT = {"failed": "FAILED", "crash": "CRASH", "timeout": "TIMEOUT", "xpassed": "XPASS",
+          "error": "ERROR", "interrupted": "INTERRUPTED"}  # fmt: skip
+
+
+def _terminal_text(x, cap: int) -> str:
+    """``x`` for one terminal line: control, format (bidi overrides, zero
+    width) and line/paragraph separator characters as ``?`` (a driver's log
+    or a node id may hold terminal escapes), at most ``cap`` characters."""
+    t = "".join(
+        "?" if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") else ch for ch in str(x)[: cap + 1]
+    )
+    return t if len(t) <= cap else t[: cap - 3] + "..."
+
+
+def failure_lines(rows: list[dict], limit: int = 20, record: Record | None = None) -> list[str]:
+    """A terminal's short summary of what is not clean (as pytest's):
+    device verdicts first (failed, crash, timeout, unexpected pass), then
+    what the suite could not judge (error, interrupted); per case the node
+    id (and its configuration's name where the merged ``record`` holds
+    several) and the first line of its reason (``_terminal_text``); the
+    first ``limit``, then how many more."""
+    bad = [r for k in _SHORT for r in rows if r.get("outcome") == k]
+    names = _cfg_names(record, rows) if bad else {}
+    out = []
+    for r in bad[:limit]:
+        why = _terminal_text(str(r.get("reason") or "").strip().split("\n", 1)[0], 160)
+        cfg = names.get(r.get("cfg"), "")
+        out.append(
+            f"{_SHORT[r['outcome']]} {_terminal_text(r.get('nodeid'), 200)}"
+            + (f" (config {cfg})" if cfg else "")
+            + (f" - {why}" if why else "")
+        )
+    if len(bad) > limit:
+        out.append(f"... {len(bad) - limit} more not clean: report.md lists each with its rerun command")
+    return out
