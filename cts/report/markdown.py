@@ -24,14 +24,7 @@ from cts.report.atomic import write_set
 from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, OUTCOMES, ident_label, rerun_of
 from cts.report.record import Record, read_record
 
-__all__ = [
-    "markdown_report",
-    "write_reports",
-    "write_record",
-    "record_status",
-    "summarize",
-    "main",
-]
+__all__ = ["markdown_report", "write_reports", "write_record", "record_status", "summarize", "main"]
 
 SHOWN = OUTCOMES
 
@@ -413,7 +406,7 @@ def not_judged_lines(tot: dict) -> list[str]:
 def _case_blocks(bad: list[dict], names: dict[str, str] | None = None) -> list[str]:
     out = []
     for r in bad[:200]:
-        cfg = names.get(r.get("cfg"), "")
+        cfg = (names or {}).get(r.get("cfg"), "")
         out.append(
             f"### {md_text(r.get('nodeid'))} - {md_text(r.get('outcome'))}"
             + (f" (config {cfg})" if cfg else "")
