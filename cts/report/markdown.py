@@ -550,7 +550,7 @@ def main(argv: list[str]) -> int:
         print(f"cts report: ... {len(rec.problems) - 20} more journal problems (listed in the report)")
     for p in write_record(rec, a.out, aside=True):
         print(p)
-    from cts.report.terminal import failure_lines
+    from cts.report.terminal import failure_lines  # (it imports this module: here, not at the top)
 
     for line in failure_lines(rec.rows, record=rec):
         print(line)
