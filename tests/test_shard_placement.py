@@ -317,6 +317,10 @@ def test_a_durations_table_is_checked_and_a_stale_one_is_not_used(tmp_path):
     path = write_durations(run, "R1", rows)
     assert path == run / DURATIONS_FILE and durations_table(path) == {"t[a]": 2.0}
     assert durations_table(path, "R1") == {}  # a run never balances by its own rows
+    (tmp_path / "busy" / DURATIONS_FILE).mkdir(parents=True)  # cannot be written: None, nothing left
+    assert write_durations(tmp_path / "busy", "R1", rows) is None
+    assert write_durations(tmp_path / "missing", "R1", rows) is None and not (tmp_path / "missing").exists()
+    assert [p.name for p in (tmp_path / "busy").iterdir()] == [DURATIONS_FILE]
     args, used = balance_journals(["cases"], tmp_path / "journal", "R2")
     assert used == path and args == ["cases", "--shard-durations", str(path)]
     (run / "main-2.jsonl").write_text("{}\n")  # a resumed run wrote after the table: its journals count

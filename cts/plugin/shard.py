@@ -43,6 +43,7 @@ from pathlib import Path
 import pytest
 
 from cts.errors import CaseError
+from cts.report.atomic import write_set
 from cts.report.expectations import Entry, load_expectations, match
 from cts.report.record import journal_files, read_record
 
@@ -227,12 +228,9 @@ def write_durations(folder: Path, run_id: str, rows: list[dict]) -> Path | None:
         if isinstance(d, (int, float)) and not isinstance(d, bool) and 0 <= d < float("inf"):
             table[r["nodeid"]] = max(float(d), table.get(r["nodeid"], 0.0))
     path = folder / DURATIONS_FILE
-    tmp = folder / f".{DURATIONS_FILE}.tmp-{os.getpid()}"
     try:
-        tmp.write_text(json.dumps({"kind": "durations", "run": run_id, "durations": table}))
-        os.replace(tmp, path)
+        write_set({path: json.dumps({"kind": "durations", "run": run_id, "durations": table})})
     except OSError:
-        tmp.unlink(missing_ok=True)
         return None
     return path
 

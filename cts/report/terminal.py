@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import unicodedata
 
+from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD
 from cts.report.markdown import _cfg_names
 from cts.report.record import Record
 
 __all__ = ["failure_lines"]
 
-_SHORT = {"failed": "FAILED", "crash": "CRASH", "timeout": "TIMEOUT", "xpassed": "XPASS",
-          "error": "ERROR", "interrupted": "INTERRUPTED"}  # fmt: skip
+# what makes a record not clean (``record_status``), device verdicts first; pytest's word for each
+_ORDER = (*DEVICE_BAD, "xpassed", *(o for o in BAD_OUTCOMES if o not in DEVICE_BAD), "interrupted")
+_SHORT = {o: "XPASS" if o == "xpassed" else o.upper() for o in _ORDER}
 
 
 def _terminal_text(x, cap: int) -> str:
