@@ -198,12 +198,7 @@ def durations_of(paths: list[str], run_id: str | None = None) -> dict[str, float
         for f in journal_files([p for p in paths if p not in tables]):
             rec = read_record([f])
             problems += rec.problems
-            for r in rec.rows:
-                d = r.get("duration")
-                if run_id and r.get("run") == run_id:
-                    continue
-                if isinstance(d, (int, float)) and not isinstance(d, bool) and 0 <= d < float("inf"):
-                    out[r["nodeid"]] = max(float(d), out.get(r["nodeid"], 0.0))
+            _longest(rec.rows, out, but=run_id)
     except OSError as e:
         raise pytest.UsageError(f"--shard-durations: {e}") from None
     if not out:
@@ -215,6 +210,21 @@ def durations_of(paths: list[str], run_id: str | None = None) -> dict[str, float
 DURATIONS_FILE = "durations.json"
 
 
+def _is_seconds(d) -> bool:
+    """A recorded duration placement can use: a finite, non-negative number (not a bool)."""
+    return isinstance(d, (int, float)) and not isinstance(d, bool) and 0 <= d < float("inf")
+
+
+def _longest(rows: list[dict], into: dict[str, float], but: str | None = None) -> dict[str, float]:
+    """``into`` with each row's duration, the longest where one node id has
+    several (several configurations), rows of run ``but`` left out."""
+    for r in rows:
+        d = r.get("duration")
+        if _is_seconds(d) and not (but and r.get("run") == but):
+            into[r["nodeid"]] = max(float(d), into.get(r["nodeid"], 0.0))
+    return into
+
+
 def write_durations(folder: Path, run_id: str, rows: list[dict]) -> Path | None:
     """Beside a sweep's journals (``folder``): ``durations.json``, the
     recorded seconds of each case of the merged record (run ``run_id``), so
@@ -222,11 +232,7 @@ def write_durations(folder: Path, run_id: str, rows: list[dict]) -> Path | None:
     rather than the journals in most of a second, on the critical path
     before the fork.  A scheduling hint only: it never decides a verdict.
     Written whole or not at all; None where it could not be written."""
-    table: dict[str, float] = {}
-    for r in rows:  # the longest where one node id ran in several configurations (as from the journals)
-        d = r.get("duration")
-        if isinstance(d, (int, float)) and not isinstance(d, bool) and 0 <= d < float("inf"):
-            table[r["nodeid"]] = max(float(d), table.get(r["nodeid"], 0.0))
+    table = _longest(rows, {})  # as read from the journals
     path = folder / DURATIONS_FILE
     try:
         write_set({path: json.dumps({"kind": "durations", "run": run_id, "durations": table})})
@@ -246,10 +252,7 @@ def durations_table(path: Path, run_id: str | None = None) -> dict[str, float]:
             f"--shard-durations: cannot read {path}: {getattr(e, 'strerror', None) or e}"
         ) from None
     table = data.get("durations") if isinstance(data, dict) and data.get("kind") == "durations" else None
-    if not isinstance(table, dict) or not all(
-        isinstance(d, (int, float)) and not isinstance(d, bool) and 0 <= d < float("inf")
-        for d in table.values()
-    ):
+    if not isinstance(table, dict) or not all(_is_seconds(d) for d in table.values()):
         raise pytest.UsageError(f"--shard-durations: {path} is not a table of case durations")
     return {} if run_id and data.get("run") == run_id else {str(k): float(d) for k, d in table.items()}
 

@@ -15,6 +15,7 @@ __all__ = ["failure_lines"]
 # what makes a record not clean (``record_status``), device verdicts first; pytest's word for each
 _ORDER = (*DEVICE_BAD, "xpassed", *(o for o in BAD_OUTCOMES if o not in DEVICE_BAD), "interrupted")
 _SHORT = {o: "XPASS" if o == "xpassed" else o.upper() for o in _ORDER}
+_RANK = {o: i for i, o in enumerate(_SHORT)}
 
 
 def _terminal_text(x, cap: int) -> str:
@@ -34,7 +35,7 @@ def failure_lines(rows: list[dict], limit: int = 20, record: Record | None = Non
     id (and its configuration's name where the merged ``record`` holds
     several) and the first line of its reason (``_terminal_text``); the
     first ``limit``, then how many more."""
-    bad = [r for k in _SHORT for r in rows if r.get("outcome") == k]
+    bad = sorted((r for r in rows if r.get("outcome") in _RANK), key=lambda r: _RANK[r["outcome"]])
     names = _cfg_names(record, rows) if bad else {}
     out = []
     for r in bad[:limit]:
