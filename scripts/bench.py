@@ -278,7 +278,7 @@ def floor_shards(sel: list[str], n: int, into: Path) -> float:
 HARNESS_CASES = """\
 import pytest
 from dataclasses import dataclass, field
-from cts.check import Verdict
+from cts.judge import Verdict
 
 
 @dataclass(frozen=True)

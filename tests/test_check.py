@@ -1,4 +1,4 @@
-"""Verdict construction (cts/check.py) and the plugin's guard against a pass
+"""Verdict construction (cts/judge/verdict.py) and the plugin's guard against a pass
 that judged nothing."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cts.check import compare
+from cts.judge import compare
 from reference.dtypes import etype
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +44,7 @@ def test_plugin_fails_a_pass_that_checked_no_element(tmp_path):
         textwrap.dedent(
             """
             from types import SimpleNamespace
-            from cts.check import Verdict
+            from cts.judge import Verdict
 
             CASE = SimpleNamespace(family="intel_mma", id="vacuous", spec_row="", axes={}, tier="exact")
 

@@ -91,7 +91,7 @@ def test_reference_is_independent():
 
 
 # What the emulator may take from the oracle or the case side, by (module,
-# name).  Everything else from reference/ or cts.families / cts.check is
+# name).  Everything else from reference/ or cts.families / cts.judge is
 # refused: the emulator decodes operands by its own reading of the spec.
 EMULATOR_MAY_IMPORT = {
     # the device *model* of the numerics fingerprint (issue 8); the ordinary
@@ -139,7 +139,7 @@ def test_emulator_does_not_import_the_oracle():
     bad = []
     for p in _emulator_files():
         for ln, mod, name in _imports(p):
-            side = mod == "reference" or mod.startswith(("reference.", "cts.families", "cts.check"))
+            side = mod == "reference" or mod.startswith(("reference.", "cts.families", "cts.judge"))
             if side and (mod, name) not in EMULATOR_MAY_IMPORT:
                 bad.append(f"{_where(p, ln)}: from {mod} import {name}")
     assert not bad, "emulator imports from the oracle / case side:\n" + "\n".join(bad)

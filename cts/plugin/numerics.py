@@ -159,7 +159,7 @@ _FINGERPRINTS: dict = {}
 def run_numerics_model(case: NumericsCase, backend, seed: int) -> _Result:
     """Fingerprint the backend's float MMA, then check random tiles bit for
     bit against the inferred model (rule M)."""
-    from cts.check import compare
+    from cts.judge import compare
     from cts.numerics.model import _equal, fingerprint, random_operands
     from cts.numerics.probes import Target
     from reference.data import case_rng

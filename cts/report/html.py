@@ -20,6 +20,7 @@ import sys
 from collections import Counter, defaultdict
 from operator import itemgetter
 
+from cts.judge import Rule
 from cts.report.journal import DEVICE_BAD, OUTCOMES, ident_label, rerun_of
 
 __all__ = ["MATRICES_SLOT", "family_matrices", "html_report", "matrix_axes"]
@@ -209,7 +210,7 @@ def error_plot(rows: list[dict], width: int = 900, height: int = 320) -> str:
     """Inline SVG: for each float case judged by a bound (Rule F), its
     measured max |error| / bound on a log axis; the line at 1 is the bound.
     Cases with zero error sit on the bottom edge."""
-    pts = [r for r in rows if r.get("rule") == "F" and r.get("max_ratio") is not None]
+    pts = [r for r in rows if r.get("rule") == Rule.F and r.get("max_ratio") is not None]
     if not pts:
         return "<p>No float cases judged against a bound (Rule F) in these journals.</p>"
     pts.sort(key=lambda r: (str(r.get("family")), str(r.get("case_id"))))
@@ -460,6 +461,7 @@ def html_report(
     parts.append(family_matrices(rows) if matrices is None else matrices)
     parts.append("<h2>Measured error against the allowed bound (float cases)</h2>")
     parts.append(error_plot(rows))
+    parts.append(rules_legend(rows))
     bad = sum(tot.get(k, 0) for k in (*DEVICE_BAD, "xpassed"))
     parts.append(f"<h2>Failures: device verdicts (failed, crash, timeout, unexpected pass) ({bad})</h2>")
     parts.append("<p>Click a column header to sort.</p>" + _failures(rows))
@@ -498,9 +500,18 @@ def html_report(
     return "\n".join(p for p in parts if p)
 
 
-# rules that judge against a non-zero bound (reference/tolerance.py; cts/runs/coop.py's
-# D = division ulps, C = conversion range); R has one only under the default profile
-_BOUND_RULES = ("F", "D", "C", "R")
+# rules that judge against a non-zero bound (the one enumeration: cts.judge.Rule); R has
+# one only under the default profile
+_BOUND_RULES = tuple(r.value for r in Rule if r.bounded)
+
+
+def rules_legend(rows: list[dict]) -> str:
+    """The acceptance rules the rows name, with their text (from cts.judge.Rule)."""
+    seen = sorted({str(r["rule"]) for r in rows if r.get("rule")})
+    if not seen:
+        return ""
+    items = "".join(f"<li><b>{e(x)}</b>: {e(Rule.describe(x) or 'a rule letter of an older journal')}</li>" for x in seen)
+    return f"<h3>Acceptance rules of these cases</h3><ul>{items}</ul>"
 
 
 def _ratio_text(r: dict, ratio) -> str:
@@ -510,7 +521,7 @@ def _ratio_text(r: dict, ratio) -> str:
     rule = r.get("rule")
     if ratio is None or rule is None:
         return ""
-    if rule not in _BOUND_RULES or (rule == "R" and not float(ratio)):
+    if rule not in _BOUND_RULES or (rule == Rule.R and not float(ratio)):
         return f"rule {rule}"
     return f"{float(ratio):.3g}"
 

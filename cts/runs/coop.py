@@ -26,7 +26,6 @@ from dataclasses import replace
 import ml_dtypes
 import numpy as np
 
-from cts.check import Verdict, compare
 from cts.errors import Unsupported
 from cts.families.coop import (
     CHAIN,
@@ -42,14 +41,13 @@ from cts.families.coop import (
     region_len,
     storage_dtype,
 )
+from cts.judge import CaseResult, MmaRules, Rule, Verdict, compare, exact_verdict, judge_mma_float
 from cts.runs.coop_khr import muladd_variant, special_convert_inputs
 from cts.runs.coop_khr import stride_buf as _stride_buf
-from cts.runs.intel import RunResult
 from reference import coop as rc
 from reference.data import case_rng, choose, mma_operands
 from reference.dtypes import ElemType, etype
-from reference.mma import mma_float
-from reference.tolerance import PROFILES, Profile, float_close, flush_subnormals, mma_float_bound
+from reference.tolerance import PROFILES, Profile, float_close
 
 __all__ = [
     "run_coop",
@@ -139,18 +137,8 @@ def _random(rng, t: ElemType, shape) -> np.ndarray:
     return rng.integers(t.min, t.max + 1, size=shape, dtype=np.int64) if t.bits < 64 else None
 
 
-def _exact_verdict(exp_bits, act_bits, t: ElemType, rule="E") -> Verdict:
-    e, a = np.asarray(exp_bits), np.asarray(act_bits)
-    if not (e.dtype == a.dtype and e.dtype.kind == "u" and e.dtype.itemsize * 8 == t.bits):
-        # bits of the type's own width need no mask; others are masked in uint64
-        e = e.astype(np.uint64) & np.uint64(t.mask)
-        a = a.astype(np.uint64) & np.uint64(t.mask)
-    ok = e == a
-    if t.is_float and not ok.all():  # other bits, same value: +0 == -0, NaN == NaN
-        differ = ~ok
-        ev, av = t.decode(e[differ]), t.decode(a[differ])
-        ok[differ] = (ev == av) | (np.isnan(ev) & np.isnan(av))
-    return compare(e, a, t, ok, rule if t.is_float else "I", _nowhere)
+def _exact_verdict(exp_bits, act_bits, t: ElemType, unwritten=None) -> Verdict:
+    return exact_verdict(exp_bits, act_bits, t, _nowhere, unwritten=unwritten)
 
 
 def _range_verdict(lo, hi, act_bits, t: ElemType, rule: str, zero_sign: bool = False) -> Verdict:
@@ -176,7 +164,7 @@ def decode_mapping(mp: np.ndarray, length: int) -> np.ndarray:
     return lo + 128 * hi
 
 
-def _length(case: CoopCase, backend, rng, S) -> RunResult:
+def _length(case: CoopCase, backend, rng, S) -> CaseResult:
     m, t = case.mat, etype(case.mat.t)
     n = m.rows * m.cols
     idx = np.broadcast_to(np.arange(n), (S, n))
@@ -217,13 +205,13 @@ def _length(case: CoopCase, backend, rng, S) -> RunResult:
     ok = held == 1
     if bad_len:
         ok[:] = False
-    v = compare(np.ones_like(held, dtype=np.uint64), held.astype(np.uint64), u32, ok, "I", _nowhere)
+    v = compare(np.ones_like(held, dtype=np.uint64), held.astype(np.uint64), u32, ok, Rule.I, _nowhere)
     v.notes += notes
     inputs = {"len": lens, "map": got["map"]}
-    return RunResult(v, inputs, np.ones_like(held), held)
+    return CaseResult(v, inputs, np.ones_like(held), held)
 
 
-def _matrix_op(case: CoopCase, backend, rng, S, profile) -> RunResult:
+def _matrix_op(case: CoopCase, backend, rng, S, profile) -> CaseResult:
     """access, splat, load, store, element-wise ops and conversions."""
     m, t = case.mat, etype(case.mat.t)
     R, C = m.rows, m.cols
@@ -278,7 +266,7 @@ def _matrix_op(case: CoopCase, backend, rng, S, profile) -> RunResult:
         lo, hi = rc.convert_accept(x, t, d)
         act = got["out"].reshape(shape)
         if d.is_float:
-            v = _range_verdict(lo, hi, act, d, "C", zero_sign=case.tier == "special")
+            v = _range_verdict(lo, hi, act, d, Rule.C, zero_sign=case.tier == "special")
         else:
             v = _exact_verdict(_bits(lo, d), act, d)
         return _wrap(v, bufs, _bits(lo, d), act)
@@ -301,7 +289,7 @@ def _convert_inputs(rng, t: ElemType, d: ElemType, shape) -> np.ndarray:
     return rng.integers(t.min, t.max + 1, size=shape, dtype=np.int64)
 
 
-def _elementwise(case, backend, rng, S, t, shape, flat, kind) -> RunResult:
+def _elementwise(case, backend, rng, S, t, shape, flat, kind) -> CaseResult:
     op = case.op
     exact = case.tier == "exact"
     if t.is_float and exact:
@@ -343,14 +331,14 @@ def _elementwise(case, backend, rng, S, t, shape, flat, kind) -> RunResult:
         av = t.decode(act)
         ok = float_close(val, av, b)
         err = np.abs(av - val)
-        v = compare(_bits(val, t), act.astype(np.uint64), t, ok, "D", _nowhere, error=err, bound=b)
+        v = compare(_bits(val, t), act.astype(np.uint64), t, ok, Rule.D, _nowhere, error=err, bound=b)
         return _wrap(v, bufs, _bits(val, t), act)
     lo, hi = rc.convert_accept(val, etype("f64"), t)
-    return _wrap(_range_verdict(lo, hi, act, t, "C"), bufs, _bits(val, t), act)
+    return _wrap(_range_verdict(lo, hi, act, t, Rule.C), bufs, _bits(val, t), act)
 
 
-def _wrap(v: Verdict, bufs, exp, act) -> RunResult:
-    return RunResult(v, dict(bufs), np.asarray(exp), np.asarray(act))
+def _wrap(v: Verdict, bufs, exp, act) -> CaseResult:
+    return CaseResult(v, dict(bufs), np.asarray(exp), np.asarray(act))
 
 
 # ---------------------------------------------------------------- MulAdd
@@ -374,32 +362,9 @@ def _planted_int(rng, e: CoopEntry, M, K, N, S):
     return A, B, C
 
 
-def _float_verdict(ref_value, abs_sum, act, rt: ElemType, tier: str, n_terms: int, profile, ftz=None):
-    av = rt.decode(act)
-    exp_bits = rt.encode(ref_value)
-    if tier in ("exact", "onehot", "accprec"):
-        expected = rt.round(ref_value)
-        ok = float_close(expected, av, np.zeros_like(expected))
-        err = np.abs(av - expected)
-        return compare(
-            exp_bits, act.astype(np.uint64), rt, ok, "E", _nowhere, error=err, bound=np.zeros_like(err)
-        )
-    bound = mma_float_bound(abs_sum, ref_value, n_terms - 1, rt, rt, profile)
-    ok = float_close(ref_value, av, bound)
-    notes = []
-    if ftz is not None:
-        ref_f, abs_f = ftz
-        bound_f = mma_float_bound(abs_f, ref_f, n_terms - 1, rt, rt, profile)
-        ok_f = float_close(ref_f, av, bound_f)
-        only = ok_f & ~ok
-        if only.any():
-            notes.append(f"{int(only.sum())} elements match only with subnormal inputs flushed")
-        ok = ok | ok_f
-    with np.errstate(invalid="ignore"):
-        err = np.where(np.isfinite(ref_value) & np.isfinite(av), np.abs(av - ref_value), 0.0)
-    v = compare(exp_bits, act.astype(np.uint64), rt, ok, "F", _nowhere, error=err, bound=bound)
-    v.notes += notes
-    return v
+# SPV_KHR_cooperative_matrix: the internal precision is "defined by the client API" and Vulkan
+# fixes none (spec-digest 4.2 item 4)
+COOP_RULES = MmaRules(full_precision=False)
 
 
 def _operands(case: CoopCase, rng, M, K, N, S):
@@ -423,22 +388,29 @@ def _judge_muladd(case, A, B, C, act, steps: int, profile) -> Verdict:
         Bs = np.stack([B[:, i * K : (i + 1) * K, :] for i in range(steps)], axis=1)
         exp = rt.encode(rc.chain_int(As, Bs, C, e.R, e.sat))
         return _exact_verdict(exp, act, rt)
-    ref = mma_float(A, B, C)
-    ftz = None
-    if case.tier == "special":
-        at, bt, ct = etype(e.A), etype(e.B), etype(e.C)
-        rf = mma_float(flush_subnormals(A, at), flush_subnormals(B, bt), flush_subnormals(C, ct))
-        ftz = (rf.value, rf.abs_sum)
     n_terms = steps * (A.shape[2] // steps + 1)
     if steps > 1:
         # between chained MulAdds the value *is* a Result-typed matrix (spec-digest
         # 4.1): whatever wider format a profile assumes inside one MulAdd, every
         # step rounds into the Result type, so the bound uses its precision.
         profile = replace(profile, acc_format={})
-    return _float_verdict(ref.value, ref.abs_sum, act, rt, case.tier, n_terms, profile, ftz)
+    v, _, _ = judge_mma_float(
+        A,
+        B,
+        C,
+        act,
+        rt,
+        tier=case.tier,
+        profile=profile,
+        rules=COOP_RULES,
+        terms=n_terms - 1,
+        types=(e.A, e.B, e.C),
+        where=_nowhere,
+    )
+    return v
 
 
-def _muladd(case: CoopCase, backend, rng, S, profile) -> RunResult:
+def _muladd(case: CoopCase, backend, rng, S, profile) -> CaseResult:
     e = case.entry
     M, N, K = e.M, e.N, e.K
     at, bt, ct = etype(e.A), etype(e.B), etype(e.C)
@@ -479,7 +451,7 @@ def _muladd(case: CoopCase, backend, rng, S, profile) -> RunResult:
     act = got["d"].reshape(C.shape).astype(np.uint64)
     v = _judge_muladd(case, A, B, C, act, steps, profile)
     inputs = {"A": A, "B": B, "C": C, **bufs}
-    return RunResult(v, inputs, np.zeros(0), act)
+    return CaseResult(v, inputs, np.zeros(0), act)
 
 
 # ---------------------------------------------------------------- entry
@@ -489,7 +461,7 @@ def run_coop(
     seed: int,
     profile: Profile = PROFILES["default"],
     subgroups: int = SUBGROUPS_PER_CASE,
-) -> RunResult:
+) -> CaseResult:
     """Run one cooperative-matrix case on ``backend`` and judge it."""
     rng = case_rng(seed, f"{case.family}[{case.id}]")
     rt = _result_type(case)
@@ -506,7 +478,7 @@ def run_coop(
         _OWNER.reset(token)
 
 
-def _run_op(case, backend, rng, subgroups, profile) -> RunResult:
+def _run_op(case, backend, rng, subgroups, profile) -> CaseResult:
     if case.op == "length":
         return _length(case, backend, rng, subgroups)
     if case.op == "muladd" and case.var:

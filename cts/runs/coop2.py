@@ -23,9 +23,8 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 
-from cts.check import Verdict, compare
 from cts.families.coop2 import PERELEM_SCALAR, Coop2Case, clamp_bits, fill_value, tensor_plan
-from cts.runs.intel import RunResult
+from cts.judge import CaseResult, Verdict, exact_verdict
 from reference import coop2 as rc2
 from reference.data import case_rng
 from reference.dtypes import etype
@@ -70,21 +69,14 @@ def _pad(a: np.ndarray, t: str) -> np.ndarray:
     return out
 
 
-def _verdict(exp_bits: np.ndarray, act_bits: np.ndarray, t: str) -> Verdict:
-    et = etype(t)
-    e, a = np.asarray(exp_bits), np.asarray(act_bits)
-    ok = e == a
-    if et.is_float and not ok.all():  # +0 == -0, NaN == NaN
-        d = ~ok
-        ev, av = et.decode(e[d].astype(np.uint64)), et.decode(a[d].astype(np.uint64))
-        ok[d] = (ev == av) | (np.isnan(ev) & np.isnan(av))
-    if e.ndim == 2:
-        e, a, ok = e[:, None, :], a[:, None, :], ok[:, None, :]
-    return compare(e, a, et, ok, "E" if et.is_float else "I", lambda s, r, c: (-1, -1))
+def _verdict(exp_bits: np.ndarray, act_bits: np.ndarray, t: str, unwritten=None) -> Verdict:
+    """Value identity (rules E / I: +0 == -0, any NaN for a NaN); a 2-D
+    (workgroup, element) array is one row per workgroup."""
+    return exact_verdict(exp_bits, act_bits, etype(t), unwritten=unwritten)
 
 
-def _wrap(v: Verdict, inputs: dict, exp, act) -> RunResult:
-    return RunResult(v, inputs, exp, act)
+def _wrap(v: Verdict, inputs: dict, exp, act) -> CaseResult:
+    return CaseResult(v, inputs, exp, act)
 
 
 def layout_of(plan):
@@ -115,7 +107,7 @@ def layout_of(plan):
     return lay, view
 
 
-def run_coop2(case: Coop2Case, backend, seed: int) -> RunResult:
+def run_coop2(case: Coop2Case, backend, seed: int) -> CaseResult:
     rng = case_rng(seed, f"{case.family}[{case.id}]")
     S = WORKGROUPS
     R, C, t = case.rows, case.cols, case.t
@@ -186,7 +178,7 @@ def run_coop2(case: Coop2Case, backend, seed: int) -> RunResult:
     raise ValueError(f"unknown coop2 op {op!r}")
 
 
-def _tensor(case: Coop2Case, backend, rng, S) -> RunResult:
+def _tensor(case: Coop2Case, backend, rng, S) -> CaseResult:
     R, C, t = case.rows, case.cols, case.t
     plan = tensor_plan(case, clamp_bits(t))
     lay, view = layout_of(plan)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from cts.families.coop import CoopCase, region_len, storage_dtype
-from cts.runs.intel import RunResult
+from cts.judge import CaseResult
 from reference.dtypes import etype
 
 __all__ = ["muladd_variant", "stride_buf", "special_convert_inputs"]
@@ -47,7 +47,7 @@ def stride_buf(case: CoopCase, S: int, stride: int) -> dict:
     return {"st": np.full((S, 4), stride, np.uint32)} if case.var == "sbuf" else {}
 
 
-def muladd_variant(case: CoopCase, backend, rng, S: int, profile) -> RunResult:
+def muladd_variant(case: CoopCase, backend, rng, S: int, profile) -> CaseResult:
     from cts.runs.coop import _bits, _judge_muladd, _operands, _run
 
     e = case.entry
@@ -78,4 +78,4 @@ def muladd_variant(case: CoopCase, backend, rng, S: int, profile) -> RunResult:
     v = _judge_muladd(case, A, B, C, np.ascontiguousarray(act), 1, profile)
     if case.var == "colacc":
         v.notes.append("colacc: the Result is read back from its ColumnMajor image")
-    return RunResult(v, {"A": A, "B": B, "C": C, **bufs}, np.zeros(0), act)
+    return CaseResult(v, {"A": A, "B": B, "C": C, **bufs}, np.zeros(0), act)

@@ -18,14 +18,14 @@ import numpy as np
 
 from cts.families.coop import storage_dtype
 from cts.families.coop_ocl_axes import POINTEES, axis_memory
-from cts.runs.intel import RunResult
+from cts.judge import CaseResult
 from reference import coop_ocl as rco
 from reference.dtypes import etype
 
 __all__ = ["run_coop_opencl", "run_ocl_axis", "reference_addresses"]
 
 
-def run_coop_opencl(case, backend, seed: int, profile=None, subgroups: int | None = None) -> RunResult:
+def run_coop_opencl(case, backend, seed: int, profile=None, subgroups: int | None = None) -> CaseResult:
     """The runner of ``cases/test_coop_opencl.py``: the Load/Store cases of the
     OpenCL axes here (:func:`run_ocl_axis`), every other case (the ``sg`` axis
     included) through ``cts.runs.coop.run_coop``."""
@@ -51,7 +51,7 @@ def reference_addresses(case) -> np.ndarray:
     return rco.pointee_addresses(m.rows, m.cols, case.layout, mem.stride, z, psize) + mem.offset
 
 
-def run_ocl_axis(case, backend, rng, S: int) -> RunResult:
+def run_ocl_axis(case, backend, rng, S: int) -> CaseResult:
     from cts.runs.coop import _exact_verdict, _random_finite_bits, _run, _wrap
 
     m, t = case.mat, etype(case.mat.t)

@@ -22,24 +22,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from cts.check import Verdict, compare
 from cts.families.joint import JointCase
-from cts.runs.intel import RunResult
+from cts.judge import CaseResult, MmaRules, Rule, Verdict, compare, judge_mma_float
+from cts.judge.mma import f64_products_term
 from reference import joint as J
 from reference.data import case_rng, mma_operands
 from reference.draws import random_uint_bits, random_uint_bits_many
 from reference.dtypes import ElemType, etype
-from reference.mma import mma_float, mma_int
-from reference.tolerance import (
-    PROFILES,
-    Profile,
-    exact_or_rounding_check,
-    float_close,
-    flush_subnormals,
-    gamma,
-    mma_float_bound,
-    rounding_mode,
-)
+from reference.mma import mma_int
+from reference.tolerance import PROFILES, Profile
 
 __all__ = ["run_joint", "strides_for", "SUBGROUPS_PER_CASE"]
 
@@ -169,7 +160,7 @@ def _mem_verdict(
     S, size = exp.shape
     rows = -(-size // stride)
     if np.array_equal(exp, act) if ok is None else ok.all():  # padding cells past the end match
-        return _all_accepted(S * rows * stride, "E")
+        return _all_accepted(S * rows * stride, Rule.B)
 
     def hint(s, r, c):
         o = r * stride + c
@@ -187,7 +178,7 @@ def _mem_verdict(
 
     e, a = shape(exp.astype(np.uint64), 0), shape(np.asarray(act).astype(np.uint64), 0)
     okm = (e == a) if ok is None else shape(ok, True)
-    return compare(e, a, t, okm, "E", lambda s, r, c: (-1, -1), hint=hint)
+    return compare(e, a, t, okm, Rule.B, lambda s, r, c: (-1, -1), hint=hint)
 
 
 @lru_cache(maxsize=1024)
@@ -223,7 +214,13 @@ def _mad_plan(case: JointCase):
     return tuple(plan), sd, J.image_size(M, N, ld, 1, sd) + 8
 
 
-def _run_mad(case, backend, rng, S, profile) -> RunResult:
+# SYCL joint_matrix: the internal precision is open (spec-digest 5.2); f64 products are rounded
+# once more by the float64 reference itself
+JOINT_RULES = MmaRules(full_precision=False)
+JOINT_F64_RULES = MmaRules(full_precision=False, extra_bound=f64_products_term)
+
+
+def _run_mad(case, backend, rng, S, profile) -> CaseResult:
     a, b, c, d = case.types
     la, lb, lc, ld = case.layouts
     M, N, K = case.M, case.N, case.K
@@ -257,43 +254,27 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
         exp_bits = dt.encode(mma_int(A, B, C, 32))
         ok = exp_bits == D_bits
         v = (
-            _all_accepted(ok.size, "I")
+            _all_accepted(ok.size, Rule.I)
             if ok.all()
-            else compare(exp_bits, D_bits, dt, ok, "I", where, hint=hint)
+            else compare(exp_bits, D_bits, dt, ok, Rule.I, where, hint=hint)
         )
     else:
-        ref = mma_float(A, B, C)
-        exp_bits = dt.encode(ref.value)
-        rmode = rounding_mode(profile, full_precision=False)  # SYCL 5.2: internal precision open
-        if case.tier in ("exact", "onehot", "accprec") or (case.tier == "rounding" and rmode != "bound"):
-            if np.array_equal(exp_bits, D_bits):  # the nearest-even bits: accepted, no error, by either rule
-                v = _all_accepted(exp_bits.size, "R" if case.tier == "rounding" else "E")
-            else:
-                actual = dt.decode(D_bits)
-                ok, rbound, rule, err = exact_or_rounding_check(dt, ref.value, actual, case.tier, rmode)
-                v = compare(exp_bits, D_bits, dt, ok, rule, where, error=err, bound=rbound, hint=hint)
-        else:
-            actual = dt.decode(D_bits)
-            bound = mma_float_bound(ref.abs_sum, ref.value, K, acc, d, profile)
-            if a == "f64":  # products of f64 are rounded once more in the reference
-                bound = bound + gamma(K, 2.0**-53) * ref.abs_sum
-            ok = float_close(ref.value, actual, bound)
-            flushed_only = None
-            if case.tier == "special" and not ok.all():  # subnormal inputs may be flushed (no spec
-                # says): accept, report (nothing to add where every element is accepted already)
-                ref_f = mma_float(*(flush_subnormals(X, ts[t]) for X, t in ((A, a), (B, b), (C, c))))
-                bound_f = mma_float_bound(ref_f.abs_sum, ref_f.value, K, acc, d, profile)
-                if a == "f64":
-                    bound_f = bound_f + gamma(K, 2.0**-53) * ref_f.abs_sum
-                ok_f = float_close(ref_f.value, actual, bound_f)
-                flushed_only = int((ok_f & ~ok).sum())
-                ok = ok | ok_f
-            with np.errstate(invalid="ignore"):
-                fin = np.isfinite(ref.value) & np.isfinite(actual)
-                err = np.where(fin, np.abs(actual - ref.value), 0.0)
-            v = compare(exp_bits, D_bits, dt, ok, "F", where, error=err, bound=bound, hint=hint)
-            if flushed_only:
-                v.notes.append(f"{flushed_only} elements match only with subnormal inputs flushed")
+        rules = JOINT_F64_RULES if a == "f64" else JOINT_RULES
+        v, exp_bits, _ = judge_mma_float(
+            A,
+            B,
+            C,
+            D_bits,
+            dt,
+            tier=case.tier,
+            profile=profile,
+            rules=rules,
+            terms=K,
+            acc=acc,
+            types=(a, b, c),
+            where=where,
+            hint=hint,
+        )
     keep = _untouched(M, N, ld, 1, sd, size_d)  # the store must leave the padding alone
     if v.passed and not np.array_equal(canary[:, keep], out[:, keep]):  # it did not: name where
         ok = _gap_mask(M, N, ld, 1, sd, size_d) | (canary == out)  # matrix cells or untouched
@@ -301,7 +282,7 @@ def _run_mad(case, backend, rng, S, profile) -> RunResult:
         if not g.passed:
             g.notes.append("D store changed memory outside the matrix (padding between rows)")
             v = g
-    return RunResult(v, inputs, exp_bits, D_bits)
+    return CaseResult(v, inputs, exp_bits, D_bits)
 
 
 # ------------------------------------------------- single-matrix operations
@@ -346,7 +327,7 @@ def _checked_geometry(rng, case, S, rows, cols, f, layout):
     return height, width, cx.astype(np.int64), cy.astype(np.int64)
 
 
-def _run_single(case, backend, rng, S) -> RunResult:
+def _run_single(case, backend, rng, S) -> CaseResult:
     op = case.op
     li, lo = case.layouts
     if op == "copy":
@@ -433,7 +414,7 @@ def _run_single(case, backend, rng, S) -> RunResult:
             f"memory: {op} {us}{'>' + ud if op == 'copy' else ''} layout {li}->{lo}, "
             f"load stride {s_in}, store stride {s_out}"
         )
-    return RunResult(v, {**kw}, expected, out)
+    return CaseResult(v, {**kw}, expected, out)
 
 
 def run_joint(
@@ -442,7 +423,7 @@ def run_joint(
     seed: int,
     profile: Profile = PROFILES["default"],
     subgroups: int = SUBGROUPS_PER_CASE,
-) -> RunResult:
+) -> CaseResult:
     """Run one joint_matrix case on ``subgroups`` independent tiles."""
     rng = case_rng(seed, f"{case.family}[{case.id}]")
     S = max(2, subgroups)

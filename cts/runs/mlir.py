@@ -10,19 +10,17 @@ elements and checked to be a bijection (spec-digest 6.2).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import ml_dtypes
 import numpy as np
 
-from cts.check import Verdict, compare
 from cts.errors import CaseError
 from cts.families.mlir_program import SUBGROUPS, Program, case_program
+from cts.judge import CaseResult, Rule, Verdict, compare
 from reference import mlir as ref
 from reference.data import accprec_operands, case_rng, choose
 from reference.dtypes import etype
 
-__all__ = ["run_mlir", "NP", "ETYPE", "MlirResult", "SUBGROUPS"]
+__all__ = ["run_mlir", "NP", "ETYPE", "SUBGROUPS"]
 
 NP = {
     "f16": np.float16,
@@ -41,14 +39,6 @@ NP = {
 ETYPE = {"f16": "f16", "f32": "f32", "f64": "f64", "si8": "i8", "ui8": "u8", "i32": "i32"}
 ETYPE.update({"i8": "i8", "i16": "i16", "i64": "i64", "bf16": "bf16", "i1": "i32"})
 SENTINEL = {"f16": -7.0, "f32": -7.0, "f64": -7.0, "i32": -7, "si8": -7, "ui8": 7}
-
-
-@dataclass
-class MlirResult:
-    verdict: Verdict
-    inputs: dict
-    expected: np.ndarray
-    actual: np.ndarray
 
 
 def _distinct(rng, elem: str, shape, lo_mag: int = 0) -> np.ndarray:
@@ -86,7 +76,7 @@ def _opaque(s: int, r: int, c: int) -> tuple[int, int]:
 
 
 def _verdict(
-    case, exp: np.ndarray, act: np.ndarray, elem: str, ok=None, hint=None, notes=(), where=_opaque
+    case, exp: np.ndarray, act: np.ndarray, elem: str, ok=None, hint=None, notes=(), where=_opaque, rule=None
 ) -> Verdict:
     t = etype(ETYPE[elem])
     e3 = np.asarray(exp).reshape(exp.shape[0], -1, exp.shape[-1]) if exp.ndim > 1 else exp[None, None]
@@ -98,7 +88,7 @@ def _verdict(
         ok = eb == ab
     else:
         ok = np.asarray(ok).reshape(e3.shape)
-    v = compare(eb, ab, t, ok, "exact", where, hint=hint)
+    v = compare(eb, ab, t, ok, Rule.B if rule is None else rule, where, hint=hint)
     v.notes.extend(notes)
     return v
 
@@ -140,7 +130,7 @@ def _load_store(case, backend, rng):
         return f"memref element {a}: " + (f"stored D[{rc[0]},{rc[1]}]" if rc else "outside the stored matrix")
 
     v = _verdict(case, exp[:, None, :], got[:, None, :], e, hint=hint)
-    return MlirResult(v, {"src": src}, exp, got)
+    return CaseResult(v, {"src": src}, exp, got)
 
 
 def _compute(case, backend, rng):
@@ -162,7 +152,7 @@ def _compute(case, backend, rng):
     got = _run(backend, case, prog, bufs)["D"].reshape(SUBGROUPS, M, N)
     exp = ref.compute(A, B, C, c_e == "i32")
     v = _verdict(case, exp, got, c_e, hint=lambda s, r, c: f"D[{r},{c}]")
-    return MlirResult(v, {"A": A, "B": B, "C": C}, exp, got)
+    return CaseResult(v, {"A": A, "B": B, "C": C}, exp, got)
 
 
 def _selector(rows: int, cols: int, elem: str) -> np.ndarray:
@@ -195,7 +185,7 @@ def _constant(case, backend, rng):
     got = view(_run(backend, case, prog, bufs)["D"])
     exp = np.full(got.shape, value)
     v = _verdict(case, exp, got, obs_e, hint=lambda s, i, j: f"element ({i},{j}) of the constant matrix")
-    return MlirResult(v, {"value": value}, exp, got)
+    return CaseResult(v, {"value": value}, exp, got)
 
 
 def _ew_operands(case, rng, shape):
@@ -246,7 +236,7 @@ def _elementwise(case, backend, rng):
         where_ = "element"
     exp, ok, notes = _ew_expect(case, xs, got, res_e)
     v = _verdict(case, exp, got, res_e, ok=ok, notes=notes, hint=lambda s, i, j: f"{op} {where_} ({i},{j})")
-    return MlirResult(v, {"x": xs}, exp, got)
+    return CaseResult(v, {"x": xs}, exp, got)
 
 
 def _extracted_operands(case, xs, out, arity):
@@ -410,7 +400,7 @@ def _thread_local(case, backend, rng):
         raise CaseError("; ".join(notes))
     v = _verdict(case, exp, got, obs_e, hint=lambda s, i, j: f"element ({i},{j}) after insert_thread_local")
     v.notes.append(f"{S} lanes x {n} thread-local indices cover all {r * c} elements exactly once")
-    return MlirResult(v, {"X": X, "V": V}, exp, got)
+    return CaseResult(v, {"X": X, "V": V}, exp, got)
 
 
 def _gpu_rotate(case, backend, rng):
@@ -454,7 +444,7 @@ def _gpu_rotate(case, backend, rng):
         where=lambda s, r, c: (c, r),
     )
     v.notes.append(f"lanes >= width {case.width} hold poison: only their valid flag (false) is checked")
-    return MlirResult(v, {"IN": vals}, exp, got)
+    return CaseResult(v, {"IN": vals}, exp, got)
 
 
 def _rotate_values(rng, e: str, shape) -> np.ndarray:
@@ -519,7 +509,7 @@ def _mma_rotate(case, backend, rng):
             case, exp_d[:, None, :], out["D"][:, None, :], e, hint=lambda s, _r, x: f"stored element {x}"
         )
         v.notes.append("stored result matches the thread-local image under the extracted map")
-    return MlirResult(v, {"A": A, "B": B}, exp, got)
+    return CaseResult(v, {"A": A, "B": B}, exp, got)
 
 
 _OPS = {
@@ -533,6 +523,6 @@ _OPS = {
 }
 
 
-def run_mlir(case, backend, seed: int) -> MlirResult:
+def run_mlir(case, backend, seed: int) -> CaseResult:
     rng = case_rng(seed, f"{case.family}[{case.id}]")
     return _OPS[case.op](case, backend, rng)

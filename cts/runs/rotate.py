@@ -25,28 +25,19 @@ separate dispatches, one after the other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
 
-from cts.check import Verdict, compare
 from cts.errors import CaseError
 from cts.families.rotate import Launch, nonuniform_active, rotate_launches
+from cts.judge import CaseResult, Rule, compare
 from reference.data import case_rng
 from reference.dtypes import etype
 from reference.rotate import rotation_sources
 
-__all__ = ["RotateResult", "run_rotate", "rotate_values"]
-
-
-@dataclass
-class RotateResult:
-    verdict: Verdict
-    inputs: dict
-    expected: np.ndarray
-    actual: np.ndarray
+__all__ = ["run_rotate", "rotate_values"]
 
 
 def _float_specials(name: str) -> list[int]:
@@ -395,7 +386,7 @@ def _sources(case, plan: _Plan, recs: list[dict]) -> tuple[np.ndarray, np.ndarra
     return index, checked, src
 
 
-def run_rotate(case, backend, seed: int) -> RotateResult:
+def run_rotate(case, backend, seed: int) -> CaseResult:
     rng = case_rng(seed, f"{case.family}[{case.id}]")
     plan = _plan(case.sg, case.cluster, case.rule, tuple(rotate_launches(case)), case.dbits, case.flow)
     vals, recs = _run_launches(case, backend, rng, plan)
@@ -440,7 +431,7 @@ def run_rotate(case, backend, seed: int) -> RotateResult:
         )
 
     # reads of inactive lanes are not checked, nor counted as checked elements
-    v = compare(exp[None], out[None], t, ok[None], "exact", where, hint=hint, checked=checked[None, :, None])
+    v = compare(exp[None], out[None], t, ok[None], Rule.B, where, hint=hint, checked=checked[None, :, None])
     for i, note in enumerate(plan.notes):
         unchecked = int(base[i + 1] - base[i] - np.count_nonzero(checked[base[i] : base[i + 1]]))
         v.notes.append(f"{note}; {unchecked} invocations read an inactive lane (not checked)")
@@ -449,4 +440,4 @@ def run_rotate(case, backend, seed: int) -> RotateResult:
         inputs[f"values_wg{ln.local}"] = x
         inputs[f"deltas_wg{ln.local}"] = d
         inputs[f"const_wg{ln.local}"] = c
-    return RotateResult(v, inputs, exp, out)
+    return CaseResult(v, inputs, exp, out)

@@ -14,24 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from cts.check import Verdict, compare
+from cts.judge import CaseResult, MmaRules, Rule, compare, exact_verdict, judge_mma_float, same_bits_or_nan
 from reference import layout
 from reference.data import case_rng, mma_operands, tf32_convert_inputs
 from reference.dtypes import etype
 from reference.intel import k_dim_value, round_f_to_tf32
-from reference.mma import mma_float, mma_int
-from reference.tolerance import (
-    PROFILES,
-    Profile,
-    exact_or_rounding_check,
-    float_close,
-    flush_subnormals,
-    mma_float_bound,
-    rounding_mode,
-)
+from reference.mma import mma_int
+from reference.tolerance import PROFILES, Profile
 
 __all__ = [
-    "SpirvRunResult",
+    "CaseResult",
     "run_spirv_intel_mma",
     "case_registers",
     "CrossCheckCase",
@@ -47,12 +39,8 @@ SUBGROUPS_PER_CASE = 32
 TF32_ROUND_ITEMS = 256  # work-items of an OpRoundFToTF32INTEL case, one operand each
 
 
-@dataclass
-class SpirvRunResult:
-    verdict: Verdict
-    inputs: dict
-    expected: np.ndarray
-    actual: np.ndarray
+# SPV_INTEL_subgroup_matrix_multiply_accumulate: precision implementation-defined (spec-digest 3.6)
+SPIRV_RULES = MmaRules(full_precision=False)
 
 
 def case_registers(case, seed: int, subgroups: int) -> dict:
@@ -75,7 +63,7 @@ def case_registers(case, seed: int, subgroups: int) -> dict:
 
 def run_spirv_intel_mma(
     case, backend, seed: int, profile: Profile = PROFILES["default"], subgroups: int = SUBGROUPS_PER_CASE
-) -> SpirvRunResult:
+) -> CaseResult:
     """Run ``case`` on ``backend`` and judge the Result against the reference."""
     _check_k_dim(case)
     ops = case_registers(case, seed, subgroups)
@@ -92,34 +80,23 @@ def run_spirv_intel_mma(
     hint = _onehot_hint(A, B, C, D_bits, r_t) if case.tier == "onehot" else None
     if not a_t.is_float:
         exp_bits = r_t.encode(mma_int(A, B, C, r_t.bits))
-        v = compare(exp_bits, D_bits, r_t, exp_bits == D_bits, "I", where, hint=hint)
-        return _noted(case, SpirvRunResult(v, ops, exp_bits, D_bits))
-
-    ref = mma_float(A, B, C)
-    actual = r_t.decode(D_bits)
-    exp_bits = r_t.encode(ref.value)
-    rmode = rounding_mode(profile, full_precision=False)  # SPV_INTEL: precision implementation-defined
-    if case.tier in ("exact", "onehot", "accprec") or (case.tier == "rounding" and rmode != "bound"):
-        ok, rbound, rule, err = exact_or_rounding_check(r_t, ref.value, actual, case.tier, rmode)
-        v = compare(exp_bits, D_bits, r_t, ok, rule, where, error=err, bound=rbound, hint=hint)
-        return _noted(case, SpirvRunResult(v, ops, exp_bits, D_bits))
-
-    bound = mma_float_bound(ref.abs_sum, ref.value, case.k, case.result, case.result, profile)
-    ok = float_close(ref.value, actual, bound)
-    notes = []
-    if case.tier == "special":  # subnormal inputs may be flushed (no spec says): accept, report
-        c_t, b_t = etype(case.c), etype(case.b)
-        ref_f = mma_float(flush_subnormals(A, a_t), flush_subnormals(B, b_t), flush_subnormals(C, c_t))
-        bound_f = mma_float_bound(ref_f.abs_sum, ref_f.value, case.k, case.result, case.result, profile)
-        ok_f = float_close(ref_f.value, actual, bound_f)
-        if (ok_f & ~ok).any():
-            notes.append(f"{int((ok_f & ~ok).sum())} elements match only with subnormal inputs flushed")
-        ok = ok | ok_f
-    with np.errstate(invalid="ignore"):
-        err = np.where(np.isfinite(ref.value) & np.isfinite(actual), np.abs(actual - ref.value), 0.0)
-    v = compare(exp_bits, D_bits, r_t, ok, "F", where, error=err, bound=bound)
-    v.notes.extend(notes)
-    return _noted(case, SpirvRunResult(v, ops, exp_bits, D_bits))
+        v = compare(exp_bits, D_bits, r_t, exp_bits == D_bits, Rule.I, where, hint=hint)
+        return _noted(case, CaseResult(v, ops, exp_bits, D_bits))
+    v, exp_bits, _ = judge_mma_float(
+        A,
+        B,
+        C,
+        D_bits,
+        r_t,
+        tier=case.tier,
+        profile=profile,
+        rules=SPIRV_RULES,
+        terms=case.k,
+        types=(case.a, case.b, case.c),
+        where=where,
+        hint=hint,
+    )
+    return _noted(case, CaseResult(v, ops, exp_bits, D_bits))
 
 
 def _check_k_dim(case) -> None:
@@ -134,7 +111,7 @@ def _check_k_dim(case) -> None:
         raise HarnessError(f"the module of {case.id} computes with K Dim {k}, not the case's K = {case.k}")
 
 
-def _noted(case, result: SpirvRunResult) -> SpirvRunResult:
+def _noted(case, result: CaseResult) -> CaseResult:
     """Extended combinations: a failure departs from the instruction's
     mapping rules, but the OpenCL SPIR-V environment does not require them."""
     if case.level == "extended" and not result.verdict.passed:
@@ -222,7 +199,7 @@ def crosscheck_cases(tiers: tuple[str, ...]) -> list[CrossCheckCase]:
     return [CrossCheckCase(c) for c in spirv_intel_cases(picked) if c.kdim == "const"]
 
 
-def run_builtin_crosscheck(case, backend, seed: int, subgroups: int = SUBGROUPS_PER_CASE) -> SpirvRunResult:
+def run_builtin_crosscheck(case, backend, seed: int, subgroups: int = SUBGROUPS_PER_CASE) -> CaseResult:
     """Both forms on the same registers; the built-in's Result bits are the
     expectation (bit identity, whatever the float rounding)."""
     from cts.errors import Unsupported
@@ -241,13 +218,10 @@ def run_builtin_crosscheck(case, backend, seed: int, subgroups: int = SUBGROUPS_
     r_t = etype(s.result)
     got = layout.c_from_registers(d_spirv) & np.uint64(r_t.mask)
     want = layout.c_from_registers(d_builtin) & np.uint64(r_t.mask)
-    same = got == want
-    if r_t.is_float and not same.all():  # any NaN matches any NaN
-        differ = ~same
-        same[differ] = np.isnan(r_t.decode(got[differ])) & np.isnan(r_t.decode(want[differ]))
-    v = compare(want, got, r_t, same, "X", lambda _s, r, c: (c, r))
+    same = same_bits_or_nan(want, got, r_t)
+    v = exact_verdict(want, got, r_t, lambda _s, r, c: (c, r), rule=Rule.X, ok=same)
     v.notes.append(f"expected = {builtin.builtin} on the same inputs")
-    return SpirvRunResult(v, ops, want, got)
+    return CaseResult(v, ops, want, got)
 
 
 def run_capability_rejection(backend, sg: int) -> tuple[str, str]:
@@ -293,7 +267,7 @@ def run_capability_rejection(backend, sg: int) -> tuple[str, str]:
 
 
 # ------------------------------------------------------ OpRoundFToTF32INTEL
-def run_spirv_tf32_round(case, backend, seed: int, items: int = TF32_ROUND_ITEMS) -> SpirvRunResult:
+def run_spirv_tf32_round(case, backend, seed: int, items: int = TF32_ROUND_ITEMS) -> CaseResult:
     """OpRoundFToTF32INTEL on ``items`` operands of ``case.width`` floats:
     the data of the tf32 conversion built-ins (``tf32_convert_inputs``),
     judged bit for bit against ``reference.intel.round_f_to_tf32`` (Rule T:
@@ -305,6 +279,6 @@ def run_spirv_tf32_round(case, backend, seed: int, items: int = TF32_ROUND_ITEMS
     t = etype("f32")
     eb = exp.view(np.uint32).astype(np.uint64)[None]
     ab = y.view(np.uint32).astype(np.uint64)[None]
-    ok = (eb == ab) | (np.isnan(exp) & np.isnan(y))[None]
-    v = compare(eb, ab, t, ok, "T", lambda s, r, c: (r, c))  # element (item r, component c)
-    return SpirvRunResult(v, {"x": x}, eb[0], ab[0])
+    ok = same_bits_or_nan(eb, ab, t)
+    v = exact_verdict(eb, ab, t, lambda s, r, c: (r, c), rule=Rule.T, ok=ok)  # element (item r, component c)
+    return CaseResult(v, {"x": x}, eb[0], ab[0])

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from cts.runs.intel import SUBGROUPS_PER_CASE, RunResult, _onehot_hint, _poison_ignored, judge_mma
+from cts.judge import CaseResult
+from cts.runs.intel import SUBGROUPS_PER_CASE, _onehot_hint, _poison_ignored, judge_mma
 from reference import layout
 from reference.data import case_rng, mma_operands
 from reference.dtypes import etype
@@ -50,7 +51,7 @@ def split_subgroups(subgroups: int, wg: int) -> int:
 
 def run_intel_split_mma(
     case, backend, seed: int, profile: Profile = PROFILES["default"], subgroups: int = SUBGROUPS_PER_CASE
-) -> RunResult:
+) -> CaseResult:
     rng = case_rng(seed, f"{case.family}[{case.id}]")
     a_t, b_t, acc_t = etype(case.a), etype(case.b), etype(case.acc)
     N, K, M, W = case.sg, case.k, case.M, case.wg
@@ -101,7 +102,7 @@ def run_intel_split_mma(
     if note:
         v.notes.append(note)
     inputs = {"A": A_full, "B": B, "C": C, "a_regs": a_regs, "b_regs": b_regs, "c_regs": c_regs}
-    return RunResult(v, inputs, exp_bits, D_bits)
+    return CaseResult(v, inputs, exp_bits, D_bits)
 
 
 def _explained_halves(case, halves, B, C, D_bits, profile) -> tuple[np.ndarray, np.ndarray]:
