@@ -184,6 +184,12 @@ class CudaBackend(Backend):
         return self._lowering[text]
 
     # --------------------------------------------------------- execution
+    def float_env(self, case):
+        """PTX from the NVVM lowering: IEEE zeros, infinities, NaNs and division (cts.judge.env)."""
+        from cts.judge.env import PTX
+
+        return PTX
+
     def run_mlir_mma(self, case, program: list, buffers: dict) -> dict:
         from cts.kernels.mlir_tools import to_ptx
 

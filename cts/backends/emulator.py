@@ -334,12 +334,16 @@ from cts.backends.emu_coop2 import Coop2Emulation  # noqa: E402  (NV cooperative
 from cts.backends.emu_coop_ocl import CoopOclEmulation  # noqa: E402  (OpenCL cooperative-matrix axes)
 from cts.backends.emu_hostile import HostileEmulation  # noqa: E402
 from cts.backends.emu_joint import JointEmulation  # noqa: E402  (SYCL joint_matrix)
+from cts.backends.emu_latitude import LatitudeEmulation  # noqa: E402  (Vulkan's float latitude)
 from cts.backends.emu_mlir import MlirEmulation  # noqa: E402
+from cts.backends.emu_nowrite import NoWriteEmulation  # noqa: E402  (a device that stores nothing)
 from cts.backends.emu_numerics import NumericsEmulation  # noqa: E402  (float MMA through a device model)
 from cts.backends.emu_rotate import RotateEmulation  # noqa: E402
 from cts.backends.emu_spirv import SpirvEmulation  # noqa: E402
 
 _MIXINS: tuple[type, ...] = (
+    NoWriteEmulation,  # first: it stands in front of every family's run
+    LatitudeEmulation,
     NumericsEmulation,
     HostileEmulation,
     IntelEmulation,

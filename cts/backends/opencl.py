@@ -44,6 +44,7 @@ import numpy as np
 from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo
 from cts.backends.float_mma import intel_mma_fn
 from cts.families.float_mma import INTEL_FLOAT_ROWS
+from cts.judge.sentinel import width_fill
 from cts.kernels import KernelSource
 from cts.kernels.opencl_c import (
     Prelude,
@@ -420,10 +421,11 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
                         self.ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=arr if arr.size else np.zeros(1)
                     )
                 )
-            elif name in outputs:
+            elif name in outputs:  # starts as the sentinel of its width: "never written" shows
                 dtype, count = outputs[name]
-                host[name] = np.empty(int(count), dtype=dtype)
-                bufs.append(cl.Buffer(self.ctx, mf.WRITE_ONLY, max(host[name].nbytes, 1)))
+                host[name] = width_fill(dtype, max(int(count), 1))
+                bufs.append(cl.Buffer(self.ctx, mf.READ_WRITE | mf.COPY_HOST_PTR, hostbuf=host[name]))
+                host[name] = host[name][: int(count)]
             else:
                 raise ValueError(f"kernel argument {name!r} has neither input nor output")
         self.stats.run_seconds += time.perf_counter() - t0

@@ -34,6 +34,7 @@ import numpy as np
 from cts.errors import CaseError, Unsupported
 from cts.families.mlir import LANE_OPS
 from cts.families.mlir_program import Program, program_from
+from cts.judge.env import VULKAN, vulkan_env_from_spirv
 from cts.kernels import mlir_text
 from cts.kernels.mlir_text import CoopProp, VulkanTarget
 
@@ -221,6 +222,8 @@ class MlirVulkan:
         v = int(self.info.extra.get("apiVersion", 0))
         val_env = "vulkan1.3" if (v >> 22, (v >> 12) & 0x3FF) >= (1, 3) else "vulkan1.2"
         code, meta = to_spirv(text, val_env)  # a refusal is a ToolchainError: the compiler's verdict
+        self._mlir_envs = getattr(self, "_mlir_envs", {})
+        self._mlir_envs[case.id] = vulkan_env_from_spirv(code)  # the float modes the module declares
         if meta.get("findings"):
             seen = getattr(self, "_mlir_seen", set())
             self._mlir_seen = seen
@@ -246,6 +249,11 @@ class MlirVulkan:
         except Exception as e:  # noqa: BLE001 - a driver error fails this case only
             raise CaseError(f"Vulkan: {type(e).__name__}: {str(e)[:300]}") from None
         return {**buffers, **out}
+
+    def float_env(self, case):
+        """The Vulkan environment of the module that ran ``case`` (its
+        OpExecutionMode float controls; cts.judge.env)."""
+        return getattr(self, "_mlir_envs", {}).get(case.id, VULKAN)
 
     def mlir_toolchain(self) -> dict:
         """What the report names: the tool, its version and the pipeline."""

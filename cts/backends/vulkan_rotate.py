@@ -33,6 +33,7 @@ import numpy as np
 
 from cts.errors import CaseError, Unsupported
 from cts.families.rotate import rotate_launches
+from cts.judge.sentinel import WIDTH_PATTERN
 from cts.kernels.rotate_spv import assemble
 from cts.kernels.rotate_vk import BINDINGS, VK_TARGET_ENV, WORDS, rotate_vk_module
 
@@ -146,7 +147,10 @@ class RotateVulkan:
             "deltas": deltas.astype(np.int64).view(np.uint32)
             if case.dbits == 64
             else deltas.astype(np.int64).astype(np.int32).view(np.uint32),
-            "out": np.zeros(n * W * nw, dtype=np.uint32),
+            # the sentinel of the element width (cts.judge.sentinel), one word per element or two
+            "out": np.full(n * W, WIDTH_PATTERN[case.gentype.bits], np.uint64).view(np.uint32)
+            if nw == 2
+            else np.full(n * W, WIDTH_PATTERN.get(case.gentype.bits, WIDTH_PATTERN[32]), np.uint32),
             "info": np.zeros(4 * n, dtype=np.uint32),
             "sel": np.array([case.cluster], dtype=np.uint32),
             "dsel": const,

@@ -2,16 +2,22 @@
 pattern no correct result can take, so an element the device never wrote
 is a finding named "never written", never a zero that happens to be right.
 
-* Floats: a signalling NaN with a fixed payload.  No arithmetic result is a
-  signalling NaN (IEEE 754-2019 6.2: an operation that delivers a NaN
-  delivers a quiet NaN), and the suite's input data never hold this
-  pattern, so even a data-movement result cannot carry it.
+* One pattern per width, so a backend that allocates an output buffer
+  knowing only its width fills it the same way (``width_fill``).  Floats
+  read it as a NaN with a payload no operation produces: a signalling NaN
+  at 32 and 64 bits (IEEE 754-2019 6.2: an operation that delivers a NaN
+  delivers a quiet one), at 16 bits a quiet NaN in both f16 and bf16 with a
+  payload that is neither a default NaN nor one of the suite's inputs (no
+  16-bit pattern is a signalling NaN in both formats).  The suite's input
+  data never hold these patterns, so even a moved value cannot carry one.
 * Integers have no spare pattern.  Where the expected value is known before
-  the launch, the fill is a fixed pattern except where that equals the
+  the launch, the fill is the pattern except where that equals the
   expected value (there the pattern with its low bit flipped): the fill
   differs from the expected value in every element.  Where the result is a
   moved input (rotates, extracts), :func:`fill_avoiding` picks, per row, a
-  value none of the row's inputs holds.
+  value none of the row's inputs holds.  A backend's own fill (the width
+  pattern) is ambiguous only where the expected value equals it; the run
+  flows draw data that avoid it or do not name those elements.
 """
 
 from __future__ import annotations
@@ -20,25 +26,25 @@ import numpy as np
 
 from reference.dtypes import ElemType
 
-__all__ = ["sentinel_bits", "fill", "fill_avoiding", "unwritten", "INT_PATTERN"]
+__all__ = ["sentinel_bits", "fill", "fill_avoiding", "unwritten", "width_fill", "WIDTH_PATTERN"]
 
-INT_PATTERN = 0xA5A5A5A5A5A5A5A5  # masked to the type's width
-
-# signalling NaNs: exponent all ones, the quiet bit (top mantissa bit) clear, payload 0b1010...
-_FLOAT_SENTINEL = {
-    "f16": 0x7D5A,
-    "bf16": 0x7FA5,
-    "f32": 0x7FA5A5A5,
-    "tf32": 0x7FA5A5A5,  # tf32 results travel in fp32 containers
-    "f64": 0x7FF4A5A5A5A5A5A5,
-}
+# by width: 8-bit integers only; 16: f16 / bf16 quiet NaN 0x7FE5 (payloads 0x3E5 / 0x65);
+# 32: f32 (and tf32 containers) signalling NaN; 64: f64 signalling NaN
+WIDTH_PATTERN = {8: 0xA5, 16: 0x7FE5, 32: 0x7FA5A5A5, 64: 0x7FF4A5A5A5A5A5A5}
+INT_PATTERN = WIDTH_PATTERN  # integers use the same patterns
 
 
 def sentinel_bits(t: ElemType) -> int:
-    """The fill pattern of element type ``t`` (floats: its signalling NaN)."""
-    if t.is_float:
-        return _FLOAT_SENTINEL[t.name]
-    return INT_PATTERN & t.mask
+    """The fill pattern of element type ``t`` (that of its width)."""
+    return WIDTH_PATTERN[t.bits]
+
+
+def width_fill(dtype, count: int) -> np.ndarray:
+    """A backend's output buffer of ``count`` elements of storage ``dtype``
+    holding the pattern of the dtype's width."""
+    dt = np.dtype(dtype)
+    bits = np.full(int(count), WIDTH_PATTERN[dt.itemsize * 8], dtype=f"u{dt.itemsize}")
+    return bits.view(dt)
 
 
 def fill(t: ElemType, shape, dtype=np.uint64, expected: np.ndarray | None = None) -> np.ndarray:

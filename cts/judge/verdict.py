@@ -202,7 +202,7 @@ def compare(
 
     ``unwritten`` marks elements that still hold the output buffer's sentinel
     fill (``cts.judge.sentinel``): they fail whatever ``ok`` says and are
-    named "never written".  ``undefined`` maps a reason to the elements whose
+    named "never written" (unless the fill is the expected bits themselves).  ``undefined`` maps a reason to the elements whose
     result the execution environment leaves undefined (``cts.judge.env``):
     they are not judged, but counted per reason in the verdict.
     """
@@ -222,6 +222,8 @@ def compare(
             checked = ~skip if base is None else base & ~skip
     if unwritten is not None:
         unwritten = np.broadcast_to(np.asarray(unwritten, dtype=bool), ok.shape)
+        if unwritten.any():  # a fill equal to the expected bits proves nothing: not named
+            unwritten = unwritten & (np.asarray(expected_bits) != np.asarray(actual_bits))
         if unwritten.any():
             ok = ok & ~unwritten
         else:

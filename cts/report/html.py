@@ -510,7 +510,9 @@ def rules_legend(rows: list[dict]) -> str:
     seen = sorted({str(r["rule"]) for r in rows if r.get("rule")})
     if not seen:
         return ""
-    items = "".join(f"<li><b>{e(x)}</b>: {e(Rule.describe(x) or 'a rule letter of an older journal')}</li>" for x in seen)
+    items = "".join(
+        f"<li><b>{e(x)}</b>: {e(Rule.describe(x) or 'a rule letter of an older journal')}</li>" for x in seen
+    )
     return f"<h3>Acceptance rules of these cases</h3><ul>{items}</ul>"
 
 

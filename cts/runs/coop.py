@@ -41,7 +41,7 @@ from cts.families.coop import (
     region_len,
     storage_dtype,
 )
-from cts.judge import CaseResult, MmaRules, Rule, Verdict, compare, exact_verdict, judge_mma_float
+from cts.judge import CaseResult, MmaRules, Rule, Verdict, compare, exact_verdict, judge_mma_float, sentinel
 from cts.runs.coop_khr import muladd_variant, special_convert_inputs
 from cts.runs.coop_khr import stride_buf as _stride_buf
 from reference import coop as rc
@@ -141,7 +141,34 @@ def _exact_verdict(exp_bits, act_bits, t: ElemType, unwritten=None) -> Verdict:
     return exact_verdict(exp_bits, act_bits, t, _nowhere, unwritten=unwritten)
 
 
-def _range_verdict(lo, hi, act_bits, t: ElemType, rule: str, zero_sign: bool = False) -> Verdict:
+def _fill(t: ElemType, shape, exp_bits=None) -> np.ndarray:
+    """An output buffer holding the sentinel of ``t`` (cts.judge.sentinel),
+    different from ``exp_bits`` (the expected result) in every element."""
+    e = None if exp_bits is None else np.asarray(exp_bits).reshape(shape)
+    return sentinel.fill(t, shape, storage_dtype(t.name), expected=e)
+
+
+def _judge_out(exp, out, filled, t: ElemType, shape) -> Verdict:
+    """Value identity of an output buffer; elements still holding the fill are never written."""
+    act = out.reshape(shape)
+    return _exact_verdict(exp, act, t, sentinel.unwritten(act, filled.reshape(shape), t))
+
+
+def _store_cells(case: CoopCase, x: np.ndarray, dst: np.ndarray, stride: int) -> np.ndarray:
+    """(S, L) True at the cells of the destination region a store of ``x`` writes."""
+    marker = np.ones(x.shape, dtype=np.uint8)
+    return rc.to_image(marker, case.layout, stride, np.zeros(dst.shape, dtype=np.uint8)) == 1
+
+
+def _sentinel_cells(dst: np.ndarray, exp: np.ndarray, cells: np.ndarray, t: ElemType) -> np.ndarray:
+    """``dst`` with the ``cells`` a store writes set to the sentinel (different
+    from the stored value ``exp``); the padding keeps its canaries."""
+    return np.where(cells, sentinel.fill(t, dst.shape, dst.dtype, expected=exp), dst)
+
+
+def _range_verdict(
+    lo, hi, act_bits, t: ElemType, rule: str, zero_sign: bool = False, unwritten=None
+) -> Verdict:
     a = np.asarray(act_bits).astype(np.uint64) & np.uint64(t.mask)
     av = t.decode(a)
     with np.errstate(invalid="ignore"):
@@ -149,11 +176,14 @@ def _range_verdict(lo, hi, act_bits, t: ElemType, rule: str, zero_sign: bool = F
         if zero_sign:  # SignedZeroInfNanPreserve: an exact zero keeps its sign
             ok &= (lo != 0) | (hi != 0) | (np.signbit(lo) == np.signbit(av))
         err = np.where(np.isfinite(av) & np.isfinite(lo), np.maximum(lo - av, av - hi).clip(0), 0.0)
-    return compare(t.encode(lo), a, t, ok, rule, _nowhere, error=err, bound=np.zeros_like(err))
+    return compare(
+        t.encode(lo), a, t, ok, rule, _nowhere, error=err, bound=np.zeros_like(err), unwritten=unwritten
+    )
 
 
 def _run(backend, case, bufs) -> dict:
-    return backend.run(case, bufs=bufs)
+    """Launch on copies: ``bufs`` keep the sentinel fills the verdict compares with."""
+    return backend.run(case, bufs={k: np.array(v, copy=True) for k, v in bufs.items()})
 
 
 # ---------------------------------------------------------------- per op
@@ -222,12 +252,12 @@ def _matrix_op(case: CoopCase, backend, rng, S, profile) -> CaseResult:
     bufs: dict = {}
     if op == "access":
         x = _small(rng, t, shape, 4)
-        bufs = {"x": _bits(x, t).reshape(flat), "out": np.zeros(flat, storage_dtype(t.name))}
-        got = _run(backend, case, bufs)
         exp = _bits(
             rc.elementwise("add", rc.elementwise("scale", x, None, t, 2), np.ones(shape, np.int64), t), t
         )
-        return _wrap(_exact_verdict(exp, got["out"].reshape(shape), t), bufs, exp, got["out"])
+        bufs = {"x": _bits(x, t).reshape(flat), "out": _fill(t, flat, exp)}
+        got = _run(backend, case, bufs)
+        return _wrap(_judge_out(exp, got["out"], bufs["out"], t, shape), bufs, exp, got["out"])
     if op == "splat":
         v = _random_finite_bits(rng, t, (S, 1))
         if case.mode in ("const", "null"):  # OpConstantNull: every element 0
@@ -235,40 +265,45 @@ def _matrix_op(case: CoopCase, backend, rng, S, profile) -> CaseResult:
             exp = np.broadcast_to(_bits(np.asarray(c), t), shape)
         else:
             exp = np.broadcast_to(v[:, :, None], shape)
-        bufs = {"v": v, "out": np.zeros(flat, storage_dtype(t.name))}
+        bufs = {"v": v, "out": _fill(t, flat, exp)}
         got = _run(backend, case, bufs)
-        return _wrap(_exact_verdict(exp, got["out"].reshape(shape), t), bufs, exp, got["out"])
+        return _wrap(_judge_out(exp, got["out"], bufs["out"], t, shape), bufs, exp, got["out"])
     if op == "load":
         stride = case_stride(case)
         L = region_len(rc.image_len(R, C, case.layout, stride), t.name)
         src = _random_finite_bits(rng, t, (S, L))
-        bufs = {"src": src, "out": np.zeros(flat, storage_dtype(t.name))} | _stride_buf(case, S, stride)
-        got = _run(backend, case, bufs)
         exp = rc.from_image(src, R, C, case.layout, stride)
-        return _wrap(_exact_verdict(exp, got["out"].reshape(shape), t), bufs, exp, got["out"])
+        bufs = {"src": src, "out": _fill(t, flat, exp)} | _stride_buf(case, S, stride)
+        got = _run(backend, case, bufs)
+        return _wrap(_judge_out(exp, got["out"], bufs["out"], t, shape), bufs, exp, got["out"])
     if op == "store":
         stride = case_stride(case)
         L = region_len(rc.image_len(R, C, case.layout, stride), t.name)
         x = _random_finite_bits(rng, t, shape)
         dst = _random_finite_bits(rng, t, (S, L))
+        exp = rc.to_image(x, case.layout, stride, dst)
+        # the cells the store writes start as the sentinel; the padding keeps its random canaries
+        cells = _store_cells(case, x, dst, stride)
+        dst = _sentinel_cells(dst, exp, cells, t)
         bufs = {"x": x.reshape(flat), "dst": dst} | _stride_buf(case, S, stride)
         got = _run(backend, case, bufs)
-        exp = rc.to_image(x, case.layout, stride, dst)
+        never = (cells & sentinel.unwritten(got["dst"], dst, t))[:, None, :]
         # judged over the whole region (padding must be untouched): rows = 1
-        v = _exact_verdict(exp[:, None, :], got["dst"][:, None, :], t)
+        v = _exact_verdict(exp[:, None, :], got["dst"][:, None, :], t, never)
         v.notes.append("store: columns of the verdict are offsets in the destination region")
         return _wrap(v, bufs, exp, got["dst"])
     if op == "convert":
         d = etype(case.to)
         x = (special_convert_inputs if case.tier == "special" else _convert_inputs)(rng, t, d, shape)
-        bufs = {"x": _bits(x, t).reshape(flat), "out": np.zeros(flat, storage_dtype(d.name))}
-        got = _run(backend, case, bufs)
         lo, hi = rc.convert_accept(x, t, d)
+        bufs = {"x": _bits(x, t).reshape(flat), "out": _fill(d, flat, _bits(lo, d))}
+        got = _run(backend, case, bufs)
         act = got["out"].reshape(shape)
+        never = sentinel.unwritten(act, bufs["out"].reshape(shape), d)
         if d.is_float:
-            v = _range_verdict(lo, hi, act, d, Rule.C, zero_sign=case.tier == "special")
+            v = _range_verdict(lo, hi, act, d, Rule.C, zero_sign=case.tier == "special", unwritten=never)
         else:
-            v = _exact_verdict(_bits(lo, d), act, d)
+            v = _exact_verdict(_bits(lo, d), act, d, never)
         return _wrap(v, bufs, _bits(lo, d), act)
     return _elementwise(case, backend, rng, S, t, shape, flat, kind)
 
@@ -315,26 +350,29 @@ def _elementwise(case, backend, rng, S, t, shape, flat, kind) -> CaseResult:
             if t.kind == "int":
                 y = np.where((x == t.min) & (y == -1), 1, y)  # overflow is undefined
     y_in = y if op not in ("neg", "scale") else np.zeros(shape)
+    val = rc.elementwise(op, x, y, t, SCALE[kind])
     bufs = {
         "x": _bits(x, t).reshape(flat),
         "y": _bits(y_in, t).reshape(flat),
-        "out": np.zeros(flat, storage_dtype(t.name)),
+        "out": _fill(t, flat, _bits(val, t)),
     }
     got = _run(backend, case, bufs)
     act = got["out"].reshape(shape)
-    val = rc.elementwise(op, x, y, t, SCALE[kind])
+    never = sentinel.unwritten(act, bufs["out"].reshape(shape), t)
     if not t.is_float or exact:
         exp = _bits(val, t)
-        return _wrap(_exact_verdict(exp, act, t), bufs, exp, act)
+        return _wrap(_exact_verdict(exp, act, t, never), bufs, exp, act)
     if op == "div":  # within 3 ulp of the exact quotient
         b = 3 * t.ulp(val)
         av = t.decode(act)
         ok = float_close(val, av, b)
         err = np.abs(av - val)
-        v = compare(_bits(val, t), act.astype(np.uint64), t, ok, Rule.D, _nowhere, error=err, bound=b)
+        v = compare(
+            _bits(val, t), act.astype(np.uint64), t, ok, Rule.D, _nowhere, error=err, bound=b, unwritten=never
+        )
         return _wrap(v, bufs, _bits(val, t), act)
     lo, hi = rc.convert_accept(val, etype("f64"), t)
-    return _wrap(_range_verdict(lo, hi, act, t, Rule.C), bufs, _bits(val, t), act)
+    return _wrap(_range_verdict(lo, hi, act, t, Rule.C, unwritten=never), bufs, _bits(val, t), act)
 
 
 def _wrap(v: Verdict, bufs, exp, act) -> CaseResult:
@@ -377,17 +415,31 @@ def _operands(case: CoopCase, rng, M, K, N, S):
     return A, B, C
 
 
-def _judge_muladd(case, A, B, C, act, steps: int, profile) -> Verdict:
+def _int_expected(case, A, B, C, steps: int) -> np.ndarray:
+    """Result bits of an integer MulAdd chain of ``steps`` (wrap or saturate per step)."""
+    e = case.entry
+    K = A.shape[2] // steps
+    As = np.stack([A[:, :, i * K : (i + 1) * K] for i in range(steps)], axis=1)
+    Bs = np.stack([B[:, i * K : (i + 1) * K, :] for i in range(steps)], axis=1)
+    return etype(e.R).encode(rc.chain_int(As, Bs, C, e.R, e.sat))
+
+
+def d_fill(case, A, B, C, steps: int, shape) -> np.ndarray:
+    """The sentinel-filled Result buffer of a MulAdd case (integers: unlike the expected value)."""
+    e = case.entry
+    exp = _int_expected(case, A, B, C, steps) if e.is_int else None
+    return _fill(etype(e.R), shape, exp)
+
+
+def _judge_muladd(case, A, B, C, act, steps: int, profile, filled=None) -> Verdict:
     """A (S,M,Ktot), B (S,Ktot,N) where Ktot = steps*K; one rounding into the
-    Result per step (spec-digest 4.2)."""
+    Result per step (spec-digest 4.2).  ``filled``: the Result buffer as
+    filled before the launch (elements still holding it are never written)."""
     e = case.entry
     rt = etype(e.R)
+    never = None if filled is None else sentinel.unwritten(act, np.asarray(filled).reshape(act.shape), rt)
     if e.is_int:
-        K = A.shape[2] // steps
-        As = np.stack([A[:, :, i * K : (i + 1) * K] for i in range(steps)], axis=1)
-        Bs = np.stack([B[:, i * K : (i + 1) * K, :] for i in range(steps)], axis=1)
-        exp = rt.encode(rc.chain_int(As, Bs, C, e.R, e.sat))
-        return _exact_verdict(exp, act, rt)
+        return _exact_verdict(_int_expected(case, A, B, C, steps), act, rt, never)
     n_terms = steps * (A.shape[2] // steps + 1)
     if steps > 1:
         # between chained MulAdds the value *is* a Result-typed matrix (spec-digest
@@ -406,6 +458,7 @@ def _judge_muladd(case, A, B, C, act, steps: int, profile) -> Verdict:
         terms=n_terms - 1,
         types=(e.A, e.B, e.C),
         where=_nowhere,
+        unwritten=never,
     )
     return v
 
@@ -422,7 +475,6 @@ def _muladd(case: CoopCase, backend, rng, S, profile) -> CaseResult:
             "a": _bits(A, at).reshape(P, -1),
             "b": _bits(B, bt).reshape(P, -1),
             "c": _bits(C, ct).reshape(P, -1),
-            "d": np.zeros((P, tm * M * tn * N), storage_dtype(e.R)),
         }
         steps = tk
     elif case.op == "chain":
@@ -433,7 +485,6 @@ def _muladd(case: CoopCase, backend, rng, S, profile) -> CaseResult:
             "a": _bits(As, at).reshape(S, -1),
             "b": _bits(Bs, bt).reshape(S, -1),
             "c": _bits(C, ct).reshape(S, -1),
-            "d": np.zeros((S, M * N), storage_dtype(e.R)),
         }
         steps = CHAIN
     else:
@@ -444,12 +495,12 @@ def _muladd(case: CoopCase, backend, rng, S, profile) -> CaseResult:
             "a": _bits(a_img, at).reshape(S, -1),
             "b": _bits(b_img, bt).reshape(S, -1),
             "c": _bits(C, ct).reshape(S, -1),
-            "d": np.zeros((S, M * N), storage_dtype(e.R)),
         }
         steps = 1
+    bufs["d"] = d_fill(case, A, B, C, steps, (C.shape[0], C.shape[1] * C.shape[2]))
     got = _run(backend, case, bufs)
     act = got["d"].reshape(C.shape).astype(np.uint64)
-    v = _judge_muladd(case, A, B, C, act, steps, profile)
+    v = _judge_muladd(case, A, B, C, act, steps, profile, bufs["d"])
     inputs = {"A": A, "B": B, "C": C, **bufs}
     return CaseResult(v, inputs, np.zeros(0), act)
 

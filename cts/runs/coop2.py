@@ -24,7 +24,7 @@ import ml_dtypes
 import numpy as np
 
 from cts.families.coop2 import PERELEM_SCALAR, Coop2Case, clamp_bits, fill_value, tensor_plan
-from cts.judge import CaseResult, Verdict, exact_verdict
+from cts.judge import CaseResult, Verdict, exact_verdict, sentinel
 from reference import coop2 as rc2
 from reference.data import case_rng
 from reference.dtypes import etype
@@ -75,6 +75,25 @@ def _verdict(exp_bits: np.ndarray, act_bits: np.ndarray, t: str, unwritten=None)
     return exact_verdict(exp_bits, act_bits, etype(t), unwritten=unwritten)
 
 
+def _out(exp_bits: np.ndarray, t: str) -> np.ndarray:
+    """An output buffer (rows padded to 16 bytes) holding the sentinel of
+    ``t``, unlike the expected bits ``exp_bits`` (S, n) in every element."""
+    S, n = exp_bits.shape
+    pad = np.zeros((S, row_len(n, t)), np.uint64)
+    pad[:, :n] = exp_bits
+    return sentinel.fill(etype(t), pad.shape, storage(t), expected=pad)
+
+
+def _judged(backend, case, bufs: dict, name: str, exp: np.ndarray, t: str) -> CaseResult:
+    """Run, then judge the first ``exp.shape[1]`` elements of buffer ``name``
+    (elements still holding the sentinel fill are never written)."""
+    n = exp.shape[1]
+    got = backend.run(case, bufs={k: np.array(v, copy=True) for k, v in bufs.items()})  # bufs keep the fill
+    act = got[name][:, :n]
+    never = sentinel.unwritten(act, bufs[name][:, :n], etype(t))
+    return _wrap(_verdict(exp, act, t, never), bufs, exp, act)
+
+
 def _wrap(v: Verdict, inputs: dict, exp, act) -> CaseResult:
     return CaseResult(v, inputs, exp, act)
 
@@ -117,14 +136,9 @@ def run_coop2(case: Coop2Case, backend, seed: int) -> CaseResult:
         is_float = etype(t).is_float
         x = _small(rng, t, (S, R, C)) if is_float else _full(rng, t, (S, R, C))
         oR, oC = case.out
-        bufs = {
-            "x": _pad(to_bits(x.reshape(S, -1), t), t),
-            "out": np.zeros((S, row_len(oR * oC, t)), storage(t)),
-        }
-        got = backend.run(case, bufs=bufs)
         exp = to_bits(rc2.reduce(x, mode, comb, oR, oC).reshape(S, -1), t)
-        act = got["out"][:, : oR * oC]
-        return _wrap(_verdict(exp, act, t), bufs, exp, act)
+        bufs = {"x": _pad(to_bits(x.reshape(S, -1), t), t), "out": _out(exp, t)}
+        return _judged(backend, case, bufs, "out", exp, t)
     if op == "perelem":
         x = _small(rng, t, (S, R, C))
         bufs = {"x": _pad(to_bits(x.reshape(S, -1), t), t)}
@@ -139,24 +153,17 @@ def run_coop2(case: Coop2Case, backend, seed: int) -> CaseResult:
                 y = x // 2
             bufs["y"] = _pad(to_bits(y.reshape(S, -1), t), t)
             exp = rc2.per_element(x, lambda r, c, v, w: v - 2 * w + r * C + c, y)
-        bufs["out"] = np.zeros((S, row_len(R * C, t)), storage(t))
-        got = backend.run(case, bufs=bufs)
         exp = to_bits(exp.reshape(S, -1), t)
-        act = got["out"][:, : R * C]
-        return _wrap(_verdict(exp, act, t), bufs, exp, act)
+        bufs["out"] = _out(exp, t)
+        return _judged(backend, case, bufs, "out", exp, t)
     if op == "convert":
         to = case.to or t
         x = _small(rng, t, (S, R, C))
         oR, oC = case.out
-        bufs = {
-            "x": _pad(to_bits(x.reshape(S, -1), t), t),
-            "out": np.zeros((S, row_len(oR * oC, to)), storage(to)),
-        }
-        got = backend.run(case, bufs=bufs)
         ref = rc2.transpose(x) if case.variant == "transpose" else x
         exp = to_bits(ref.reshape(S, -1), to)
-        act = got["out"][:, : oR * oC]
-        return _wrap(_verdict(exp, act, to), bufs, exp, act)
+        bufs = {"x": _pad(to_bits(x.reshape(S, -1), t), t), "out": _out(exp, to)}
+        return _judged(backend, case, bufs, "out", exp, to)
     if op in ("tensor", "decode"):
         return _tensor(case, backend, rng, S)
     if op == "flex":
@@ -169,12 +176,10 @@ def run_coop2(case: Coop2Case, backend, seed: int) -> CaseResult:
             "a": _pad(to_bits(a.reshape(S, -1), f.A), f.A),
             "b": _pad(to_bits(b.reshape(S, -1), f.B), f.B),
             "c": _pad(to_bits(c.reshape(S, -1), f.C), f.C),
-            "d": np.zeros((S, row_len(M * N, f.R)), storage(f.R)),
         }
-        got = backend.run(case, bufs=bufs)
         exp = to_bits((np.matmul(a, b) + c).reshape(S, -1), f.R)
-        act = got["d"][:, : M * N]
-        return _wrap(_verdict(exp, act, f.R), bufs, exp, act)
+        bufs["d"] = _out(exp, f.R)
+        return _judged(backend, case, bufs, "d", exp, f.R)
     raise ValueError(f"unknown coop2 op {op!r}")
 
 
@@ -185,15 +190,13 @@ def _tensor(case: Coop2Case, backend, rng, S) -> CaseResult:
     idx, block, inblk = rc2.tensor_addresses(lay, R, C, store=plan.store, v=view)
     if case.op == "decode":
         words = rng.integers(0, 1 << 32, size=(S, plan.size), dtype=np.uint64).astype(np.uint32)
-        bufs = {"tens": _pad(words, "u32"), "out": np.zeros((S, row_len(R * C, t)), storage(t))}
-        got = backend.run(case, bufs=bufs)
         b1 = plan.extra["block"][1]
         byte = inblk[..., 0] * b1 + inblk[..., 1]
         w = words[:, idx]  # (S, R, C)
         val = (w.astype(np.int64) >> (8 * byte)[None]) & 0xFF
         exp = to_bits(val.reshape(S, -1), t)
-        act = got["out"][:, : R * C]
-        return _wrap(_verdict(exp, act, t), bufs, exp, act)
+        bufs = {"tens": _pad(words, "u32"), "out": _out(exp, t)}
+        return _judged(backend, case, bufs, "out", exp, t)
     n = plan.size
     # distinct values, exactly representable (|v| < 1024), none equal to the fills
     pool = np.arange(-1000, 1000) if etype(t).kind != "uint" else np.arange(10, 2000)
@@ -201,25 +204,26 @@ def _tensor(case: Coop2Case, backend, rng, S) -> CaseResult:
         raise ValueError(f"tensor of {n} elements: too large for distinct exact values")
     tens = np.stack([rng.permutation(pool)[:n] for _ in range(S)])
     if not plan.store:
-        bufs = {"tens": _pad(to_bits(tens, t), t), "out": np.zeros((S, row_len(R * C, t)), storage(t))}
-        got = backend.run(case, bufs=bufs)
         safe = np.where(idx >= 0, idx, 0)
         val = tens[:, safe].astype(np.float64)
         val = np.where(idx == rc2.CLAMP_CONST, fill_value(t, "clamp"), val)
         val = np.where(idx == rc2.CLIPPED, fill_value(t, "clip"), val)
         exp = to_bits(val.reshape(S, -1), t)
-        act = got["out"][:, : R * C]
-        return _wrap(_verdict(exp, act, t), bufs, exp, act)
+        bufs = {"tens": _pad(to_bits(tens, t), t), "out": _out(exp, t)}
+        return _judged(backend, case, bufs, "out", exp, t)
     x = _small(rng, t, (S, R, C), 100)  # integers: never the (fractional) sentinel
-    sentinel = fill_value(t, "clip")
+    canary = fill_value(t, "clip")  # fractional: no stored (integer) value equals it
     bufs = {
         "x": _pad(to_bits(x.reshape(S, -1), t), t),
-        "tens": _pad(to_bits(np.full((S, n), sentinel), t), t),
+        "tens": _pad(to_bits(np.full((S, n), canary), t), t),
     }
-    got = backend.run(case, bufs=bufs)
-    exp_v = np.full((S, n), float(sentinel))
+    got = backend.run(case, bufs={k: np.array(v, copy=True) for k, v in bufs.items()})
+    exp_v = np.full((S, n), float(canary))
     live = idx >= 0
     exp_v[:, idx[live]] = x[:, live]
     exp = to_bits(exp_v, t)
     act = got["tens"][:, :n]
-    return _wrap(_verdict(exp, act, t), bufs, exp, act)
+    stored = np.zeros(n, dtype=bool)
+    stored[idx[live]] = True  # tensor elements the store writes: still the canary = never written
+    never = stored[None, :] & sentinel.unwritten(act, bufs["tens"][:, :n], etype(t))
+    return _wrap(_verdict(exp, act, t, never), bufs, exp, act)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cts.families.coop import CoopCase, region_len, storage_dtype
+from cts.families.coop import CoopCase, region_len
 from cts.judge import CaseResult
 from reference.dtypes import etype
 
@@ -48,7 +48,7 @@ def stride_buf(case: CoopCase, S: int, stride: int) -> dict:
 
 
 def muladd_variant(case: CoopCase, backend, rng, S: int, profile) -> CaseResult:
-    from cts.runs.coop import _bits, _judge_muladd, _operands, _run
+    from cts.runs.coop import _bits, _judge_muladd, _operands, _run, d_fill
 
     e = case.entry
     M, N, K = e.M, e.N, e.K
@@ -70,12 +70,13 @@ def muladd_variant(case: CoopCase, backend, rng, S: int, profile) -> CaseResult:
         "a": _bits(a_img, at).reshape(S, -1),
         "b": _bits(b_img, bt).reshape(S, -1),
         "c": _bits(c_img, ct).reshape(S, -1),
-        "d": np.zeros((S, M * N), storage_dtype(e.R)),
     }
+    filled = d_fill(case, A, B, C, 1, (S, M, N))  # logical (S, M, N); the buffer in the form's order
+    bufs["d"] = (filled.transpose(0, 2, 1) if case.var == "colacc" else filled).reshape(S, -1).copy()
     got = _run(backend, case, bufs)
     d = got["d"].astype(np.uint64)
     act = d.reshape(S, N, M).transpose(0, 2, 1) if case.var == "colacc" else d.reshape(S, M, N)
-    v = _judge_muladd(case, A, B, C, np.ascontiguousarray(act), 1, profile)
+    v = _judge_muladd(case, A, B, C, np.ascontiguousarray(act), 1, profile, filled)
     if case.var == "colacc":
         v.notes.append("colacc: the Result is read back from its ColumnMajor image")
     return CaseResult(v, {"A": A, "B": B, "C": C, **bufs}, np.zeros(0), act)

@@ -52,6 +52,7 @@ def reference_addresses(case) -> np.ndarray:
 
 
 def run_ocl_axis(case, backend, rng, S: int) -> CaseResult:
+    from cts.judge import sentinel
     from cts.runs.coop import _exact_verdict, _random_finite_bits, _run, _wrap
 
     m, t = case.mat, etype(case.mat.t)
@@ -63,16 +64,25 @@ def run_ocl_axis(case, backend, rng, S: int) -> CaseResult:
     shape = (S, m.rows, m.cols)
     if case.op == "load":
         src = _random_finite_bits(rng, t, (S, L))
-        bufs = {"src": src, "out": np.zeros((S, m.rows * m.cols), st)} | extra
-        got = _run(backend, case, bufs)
         exp = rco.read_elements(src.view(np.uint8).reshape(S, -1), addr, st)
-        v = _exact_verdict(exp, got["out"].reshape(shape), t)
+        out = sentinel.fill(t, (S, m.rows * m.cols), st, expected=exp.reshape(S, -1))
+        bufs = {"src": src, "out": out} | extra
+        got = _run(backend, case, bufs)
+        act = got["out"].reshape(shape)
+        v = _exact_verdict(exp, act, t, sentinel.unwritten(act, out.reshape(shape), t))
         return _wrap(v, bufs, exp, got["out"])
     x = _random_finite_bits(rng, t, shape)
     dst = _random_finite_bits(rng, t, (S, L))
+    exp = rco.write_elements(dst.view(np.uint8).reshape(S, -1), addr, x).view(st)
+    # the elements the store writes start as the sentinel (unlike the stored value)
+    cells = (
+        rco.write_elements(np.zeros_like(dst).view(np.uint8).reshape(S, -1), addr, np.ones_like(x)).view(st)
+        != 0
+    )
+    dst = np.where(cells, sentinel.fill(t, dst.shape, st, expected=exp), dst)
     bufs = {"x": x.reshape(S, -1), "dst": dst} | extra
     got = _run(backend, case, bufs)
-    exp = rco.write_elements(dst.view(np.uint8).reshape(S, -1), addr, x).view(st)
-    v = _exact_verdict(exp[:, None, :], got["dst"][:, None, :], t)
+    never = (cells & sentinel.unwritten(got["dst"], dst, t))[:, None, :]
+    v = _exact_verdict(exp[:, None, :], got["dst"][:, None, :], t, never)
     v.notes.append("store: columns of the verdict are offsets in the destination region")
     return _wrap(v, bufs, exp, got["dst"])

@@ -19,6 +19,7 @@ from cts.judge import (
     exact_verdict,
     judge_mma_float,
     same_bits_or_nan,
+    sentinel,
 )
 from reference import layout
 from reference.data import case_rng, mma_operands, tf32_convert_inputs
@@ -91,7 +92,8 @@ def run_intel_mma(
     D_bits = layout.c_from_registers(d_regs) & np.uint64(acc_t.mask)
     inputs = {"A": A, "B": B, "C": C, "a_regs": a_regs, "b_regs": b_regs, "c_regs": c_regs}
     tf32_bits = (A_bits, B_bits) if junk else None
-    v, exp_bits, _ = judge_mma(case, A, B, C, D_bits, profile, tf32_bits=tf32_bits)
+    never = D_bits == np.uint64(sentinel.sentinel_bits(acc_t))  # the backend's fill is still there
+    v, exp_bits, _ = judge_mma(case, A, B, C, D_bits, profile, tf32_bits=tf32_bits, unwritten=never)
     return CaseResult(v, inputs, exp_bits, D_bits)
 
 
@@ -104,6 +106,7 @@ def judge_mma(
     profile: Profile,
     tf32_bits: tuple[np.ndarray, np.ndarray] | None = None,
     hint=None,
+    unwritten: np.ndarray | None = None,
 ) -> tuple[Verdict, np.ndarray, np.ndarray]:
     """The verdict on result bits ``D_bits`` (S, M, N) for the logical
     operands A (S, M, K), B, C: Rule I, E / R or F with the special-value
@@ -122,7 +125,8 @@ def judge_mma(
     if not a_t.is_float:
         exp_bits = acc_t.encode(mma_int(A, B, C, 32))
         ok = exp_bits == D_bits
-        return compare(exp_bits, D_bits, acc_t, ok, Rule.I, where, hint=hint), exp_bits, ok
+        v = compare(exp_bits, D_bits, acc_t, ok, Rule.I, where, hint=hint, unwritten=unwritten)
+        return v, exp_bits, ok
     variants = ()
     if tf32_bits is not None:  # truncated (A, B) or rounded to nearest even, per operand
         A_rne, B_rne = _tf32_rne_values(tf32_bits[0]), _tf32_rne_values(tf32_bits[1])
@@ -141,6 +145,7 @@ def judge_mma(
         variants=variants,
         where=where,
         hint=hint,
+        unwritten=unwritten,
     )
 
 
@@ -187,5 +192,8 @@ def run_tf32_convert(case, backend, seed: int, items: int = 256) -> CaseResult:
     t = etype("f32")
     eb = exp.view(np.uint32).astype(np.uint64)[None]
     ab = y.view(np.uint32).astype(np.uint64)[None]
-    v = exact_verdict(eb, ab, t, lambda s, r, c: (r, c), rule=Rule.T, ok=same_bits_or_nan(eb, ab, t))
+    never = ab == np.uint64(sentinel.sentinel_bits(t))  # the backend's fill: a NaN no rounding makes
+    v = exact_verdict(
+        eb, ab, t, lambda s, r, c: (r, c), rule=Rule.T, ok=same_bits_or_nan(eb, ab, t), unwritten=never
+    )
     return CaseResult(v, {"x": x}, eb[0], ab[0])

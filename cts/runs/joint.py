@@ -23,7 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from cts.families.joint import JointCase
-from cts.judge import CaseResult, MmaRules, Rule, Verdict, compare, judge_mma_float
+from cts.judge import CaseResult, MmaRules, Rule, Verdict, compare, judge_mma_float, sentinel
 from cts.judge.mma import f64_products_term
 from reference import joint as J
 from reference.data import case_rng, mma_operands
@@ -151,7 +151,7 @@ def _all_accepted(elements: int, rule: str) -> Verdict:
 
 
 def _mem_verdict(
-    exp: np.ndarray, act: np.ndarray, t: ElemType, stride: int, ok=None, logical=None
+    exp: np.ndarray, act: np.ndarray, t: ElemType, stride: int, ok=None, logical=None, unwritten=None
 ) -> Verdict:
     """Bit comparison of whole memory buffers; mismatches are named by the
     memory matrix (row, col) = (offset // stride, offset % stride), the
@@ -159,7 +159,7 @@ def _mem_verdict(
     logical element stored there or "padding"."""
     S, size = exp.shape
     rows = -(-size // stride)
-    if np.array_equal(exp, act) if ok is None else ok.all():  # padding cells past the end match
+    if (np.array_equal(exp, act) if ok is None else ok.all()) and (unwritten is None or not unwritten.any()):
         return _all_accepted(S * rows * stride, Rule.B)
 
     def hint(s, r, c):
@@ -178,7 +178,8 @@ def _mem_verdict(
 
     e, a = shape(exp.astype(np.uint64), 0), shape(np.asarray(act).astype(np.uint64), 0)
     okm = (e == a) if ok is None else shape(ok, True)
-    return compare(e, a, t, okm, Rule.B, lambda s, r, c: (-1, -1), hint=hint)
+    never = None if unwritten is None else shape(unwritten, False)
+    return compare(e, a, t, okm, Rule.B, lambda s, r, c: (-1, -1), hint=hint, unwritten=never)
 
 
 @lru_cache(maxsize=1024)
@@ -233,6 +234,13 @@ def _run_mad(case, backend, rng, S, profile) -> CaseResult:
     # the canaries of the A, B, C images and of D, drawn in that order (as image by image)
     *draws, d_draws = _draws(rng, [(t, (S, size)) for _, t, _, _, size in plan] + [(d, (S, size_d))])
     canary = _finite(d, d_draws)
+    # the matrix cells of D start as the sentinel (integers: unlike the expected value); the
+    # padding keeps its canaries, which the store must leave alone
+    written = _gap_mask(M, N, ld, 1, sd, size_d)
+    exp_int = ts[d].encode(mma_int(A, B, C, 32)) if not ts[a].is_float else None
+    exp_img = None if exp_int is None else J.store_image(np.zeros_like(canary), exp_int, ld, 1, sd)
+    d_fill = sentinel.fill(J.mem_type(d), canary.shape, np.uint64, expected=exp_img)
+    canary = np.where(written[None, :], d_fill, canary)
     bufs = {}
     st = {}
     for (key, t, lay, s_load, _), X, dr in zip(plan, (Ab, Bb, Cb), draws):
@@ -242,6 +250,7 @@ def _run_mad(case, backend, rng, S, profile) -> CaseResult:
     out = np.asarray(backend.run(case, d=canary.copy(), **bufs, **st), dtype=np.uint64)
     dt = ts[d]
     D_bits = J.load_image(out, M, N, ld, 1, sd) & np.uint64(J.mem_type(d).mask)
+    never = D_bits == (J.load_image(canary, M, N, ld, 1, sd) & np.uint64(J.mem_type(d).mask))
     inputs = {"A": A, "B": B, "C": C, **bufs, **st}
 
     def where(s, r, col):  # the element -> work-item mapping is implementation-defined
@@ -256,7 +265,7 @@ def _run_mad(case, backend, rng, S, profile) -> CaseResult:
         v = (
             _all_accepted(ok.size, Rule.I)
             if ok.all()
-            else compare(exp_bits, D_bits, dt, ok, Rule.I, where, hint=hint)
+            else compare(exp_bits, D_bits, dt, ok, Rule.I, where, hint=hint, unwritten=never)
         )
     else:
         rules = JOINT_F64_RULES if a == "f64" else JOINT_RULES
@@ -274,6 +283,7 @@ def _run_mad(case, backend, rng, S, profile) -> CaseResult:
             types=(a, b, c),
             where=where,
             hint=hint,
+            unwritten=never if never.any() else None,
         )
     keep = _untouched(M, N, ld, 1, sd, size_d)  # the store must leave the padding alone
     if v.passed and not np.array_equal(canary[:, keep], out[:, keep]):  # it did not: name where
@@ -377,8 +387,8 @@ def _run_single(case, backend, rng, S) -> CaseResult:
         size_out = (int(h[0]) + rows) * s_out
         kw.update(height=h, width=w, cx=cx, cy=cy)
         canary = _random_bits(rng, td, (S, size_out))
-        kw["dst"] = canary.copy()  # the device's buffer; the canary itself becomes the expected memory
         expected = J.checked_store(canary, X, lo, fo, s_out, h, w, cx, cy, in_place=True)
+        written = J.checked_store(np.zeros_like(canary), np.ones_like(X), lo, fo, s_out, h, w, cx, cy) == 1
     else:
         if op == "fill_checked":
             h = np.full(S, 2 * R + 3)
@@ -387,7 +397,6 @@ def _run_single(case, backend, rng, S) -> CaseResult:
             kw.update(height=h, width=w, cx=cx, cy=cy)
         size_out = J.image_size(R, C, lo, fo, s_out) + 8
         canary = _random_bits(rng, td, (S, size_out))
-        kw["dst"] = canary.copy()  # the device's buffer; the canary itself becomes the expected memory
         if op == "ldst":
             exp_x = X
         elif op == "load_checked":
@@ -402,13 +411,18 @@ def _run_single(case, backend, rng, S) -> CaseResult:
             mask = J.checked_fill_mask(R, C, h, w, cx, cy)
             exp_x = np.where(mask, kw["value"][:, None, None], np.uint64(0))
         expected = J.store_image(canary, np.asarray(exp_x, dtype=np.uint64), lo, fo, s_out, in_place=True)
+        written = J.store_image(np.zeros_like(canary), np.ones((S, R, C), np.uint64), lo, fo, s_out) == 1
+    # the device's buffer: the random canaries where nothing is stored (the canary became the
+    # expected memory there), the sentinel (unlike the stored value) in every cell a store writes
+    kw["dst"] = np.where(written, sentinel.fill(mt_d, expected.shape, np.uint64, expected=expected), expected)
     kw.update(s_src=s_in, s_dst=s_out)
-    out = np.asarray(backend.run(case, **kw), dtype=np.uint64)
+    out = np.asarray(backend.run(case, **{**kw, "dst": kw["dst"].copy()}), dtype=np.uint64)
+    never = written & (out == kw["dst"])
     ok = None
     if td == "tf32" and op in ("copy", "apply", "apply_plain", "fill"):
         ok = (expected == out) | J.tf32_accepts(expected, out)
     lg = None if op == "store_checked" else (R, C, lo, fo)
-    v = _mem_verdict(expected, out, mt_d, s_out, ok, logical=lg)
+    v = _mem_verdict(expected, out, mt_d, s_out, ok, logical=lg, unwritten=never)
     if not v.passed:
         v.notes.append(
             f"memory: {op} {us}{'>' + ud if op == 'copy' else ''} layout {li}->{lo}, "

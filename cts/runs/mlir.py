@@ -15,7 +15,8 @@ import numpy as np
 
 from cts.errors import CaseError
 from cts.families.mlir_program import SUBGROUPS, Program, case_program
-from cts.judge import CaseResult, Rule, Verdict, compare
+from cts.judge import CaseResult, Rule, Verdict, compare, sentinel
+from cts.judge.env import IEEE, FloatEnv, float_env_of
 from reference import mlir as ref
 from reference.data import accprec_operands, case_rng, choose
 from reference.dtypes import etype
@@ -38,7 +39,6 @@ NP = {
 }
 ETYPE = {"f16": "f16", "f32": "f32", "f64": "f64", "si8": "i8", "ui8": "u8", "i32": "i32"}
 ETYPE.update({"i8": "i8", "i16": "i16", "i64": "i64", "bf16": "bf16", "i1": "i32"})
-SENTINEL = {"f16": -7.0, "f32": -7.0, "f64": -7.0, "i32": -7, "si8": -7, "ui8": 7}
 
 
 def _distinct(rng, elem: str, shape, lo_mag: int = 0) -> np.ndarray:
@@ -76,11 +76,25 @@ def _opaque(s: int, r: int, c: int) -> tuple[int, int]:
 
 
 def _verdict(
-    case, exp: np.ndarray, act: np.ndarray, elem: str, ok=None, hint=None, notes=(), where=_opaque, rule=None
+    case,
+    exp: np.ndarray,
+    act: np.ndarray,
+    elem: str,
+    ok=None,
+    hint=None,
+    notes=(),
+    where=_opaque,
+    rule=None,
+    unwritten=None,
+    undefined=None,
 ) -> Verdict:
     t = etype(ETYPE[elem])
     e3 = np.asarray(exp).reshape(exp.shape[0], -1, exp.shape[-1]) if exp.ndim > 1 else exp[None, None]
     a3 = np.asarray(act).reshape(e3.shape)
+    if unwritten is not None:
+        unwritten = np.asarray(unwritten).reshape(e3.shape)
+    if undefined:
+        undefined = {k: np.asarray(m).reshape(e3.shape) for k, m in undefined.items()}
     wide = np.float64 if t.is_float else np.int64  # int64 keeps every bit of an i64
     with np.errstate(invalid="ignore"):  # a signalling NaN widens quietly (any NaN matches a NaN)
         eb, ab = t.encode(e3.astype(wide)), t.encode(a3.astype(wide))
@@ -88,7 +102,17 @@ def _verdict(
         ok = eb == ab
     else:
         ok = np.asarray(ok).reshape(e3.shape)
-    v = compare(eb, ab, t, ok, Rule.B if rule is None else rule, where, hint=hint)
+    v = compare(
+        eb,
+        ab,
+        t,
+        ok,
+        Rule.B if rule is None else rule,
+        where,
+        hint=hint,
+        unwritten=unwritten,
+        undefined=undefined,
+    )
     v.notes.extend(notes)
     return v
 
@@ -97,7 +121,8 @@ def _run(backend, case, prog: Program, buffers: dict) -> dict:
     missing = set(prog.buffers) ^ set(buffers)
     if missing:  # a suite defect: the data and the program disagree
         raise ValueError(f"buffers {sorted(missing)} of the program and the data differ")
-    bufs = {k: buffers[k] for k in prog.buffers}  # binding order
+    # binding order; copies, so ``buffers`` keep the sentinel fills the verdict compares with
+    bufs = {k: np.array(buffers[k], copy=True) for k in prog.buffers}
     out = backend.run(case, program=prog.ops, buffers=bufs)
     return {k: np.asarray(v) for k, v in out.items()}
 
@@ -107,6 +132,45 @@ def _zeros(prog: Program, name: str) -> np.ndarray:
     return np.zeros((SUBGROUPS, b.size), NP[b.elem])
 
 
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+
+
+def _raw(x: np.ndarray) -> np.ndarray:
+    """The bits of an array as unsigned integers of its width (a signalling
+    NaN stays itself: no float conversion)."""
+    x = np.ascontiguousarray(x)
+    return x.view(_UINT[x.dtype.itemsize])
+
+
+def _fill(prog: Program, name: str, expected=None, avoid=None) -> np.ndarray:
+    """An output buffer holding the sentinel of its element type
+    (cts.judge.sentinel): floats a signalling NaN; integers unlike the
+    ``expected`` values, or unlike every value of its row in ``avoid``
+    (the inputs a moving operation may deliver)."""
+    b = prog.buffers[name]
+    dt = np.dtype(NP[b.elem])
+    t = etype(ETYPE[b.elem])
+    shape = (SUBGROUPS, b.size)
+    if t.is_float or (expected is None and avoid is None):
+        bits = sentinel.fill(t, shape, _UINT[dt.itemsize])
+    elif expected is not None:
+        e = t.encode(np.asarray(expected).reshape(SUBGROUPS, -1).astype(np.int64))
+        pad = np.zeros(shape, np.uint64)
+        pad[:, : e.shape[1]] = e
+        bits = sentinel.fill(t, shape, _UINT[dt.itemsize], expected=pad)
+    else:
+        a = t.encode(np.asarray(avoid).reshape(SUBGROUPS, -1).astype(np.int64))
+        bits = sentinel.fill_avoiding(t, shape, _UINT[dt.itemsize], a)
+    if b.elem == "i1":  # held as i32 0 / 1: any other value is "not written"
+        bits = np.full(shape, 7, np.uint32)
+    return np.ascontiguousarray(bits).view(dt)
+
+
+def _never(got: np.ndarray, filled: np.ndarray) -> np.ndarray:
+    """Elements of an output buffer that still hold their fill (same shape)."""
+    return _raw(got) == _raw(np.asarray(filled).reshape(np.shape(got)))
+
+
 # ------------------------------------------------------------------- ops
 def _load_store(case, backend, rng):
     M, N = case.tag_shape("COp")
@@ -114,7 +178,7 @@ def _load_store(case, backend, rng):
     prog = case_program(case)
     (r1, c1, l1), (r2, c2, l2) = prog.facts["src"], prog.facts["dst"]
     src = _distinct(rng, e, (SUBGROUPS, prog.buffers["src"].size))
-    dst = np.full((SUBGROUPS, prog.buffers["dst"].size), SENTINEL[e], dtype=NP[e])
+    dst = _fill(prog, "dst", avoid=src)  # a stored value is a value of src
     got = _run(backend, case, prog, {"src": src, "dst": dst})["dst"]
     logical = ref.load_matrix(src, r1, c1, l1, M, N, case.t1)
     exp = ref.store_matrix(dst, logical, r2, c2, l2, case.t2)
@@ -129,7 +193,10 @@ def _load_store(case, backend, rng):
         rc = addr.get(int(a))
         return f"memref element {a}: " + (f"stored D[{rc[0]},{rc[1]}]" if rc else "outside the stored matrix")
 
-    v = _verdict(case, exp[:, None, :], got[:, None, :], e, hint=hint)
+    stored = np.zeros(got.shape[1], dtype=bool)
+    stored[np.asarray(off, dtype=np.int64).reshape(-1)] = True
+    never = _never(got, dst) & stored[None, :]
+    v = _verdict(case, exp[:, None, :], got[:, None, :], e, hint=hint, unwritten=never)
     return CaseResult(v, {"src": src}, exp, got)
 
 
@@ -148,10 +215,11 @@ def _compute(case, backend, rng):
     A_mem = ref.store_matrix(_zeros(prog, "A"), A, 0, 0, la, case.t1)
     B_mem = ref.store_matrix(_zeros(prog, "B"), B, 0, 0, lb, case.t2)
     C_mem = ref.store_matrix(_zeros(prog, "C"), C, 0, 0, lc, False)
-    bufs = {"A": A_mem, "B": B_mem, "C": C_mem, "D": _zeros(prog, "D")}
-    got = _run(backend, case, prog, bufs)["D"].reshape(SUBGROUPS, M, N)
     exp = ref.compute(A, B, C, c_e == "i32")
-    v = _verdict(case, exp, got, c_e, hint=lambda s, r, c: f"D[{r},{c}]")
+    bufs = {"A": A_mem, "B": B_mem, "C": C_mem, "D": _fill(prog, "D", expected=exp)}
+    got = _run(backend, case, prog, bufs)["D"].reshape(SUBGROUPS, M, N)
+    never = _never(got, bufs["D"])
+    v = _verdict(case, exp, got, c_e, hint=lambda s, r, c: f"D[{r},{c}]", unwritten=never)
     return CaseResult(v, {"A": A, "B": B, "C": C}, exp, got)
 
 
@@ -159,7 +227,7 @@ def _selector(rows: int, cols: int, elem: str) -> np.ndarray:
     return np.broadcast_to(np.eye(rows, cols), (SUBGROUPS, rows, cols)).astype(NP[elem])
 
 
-def _observe(case, prog: Program, bufs: dict):
+def _observe(case, prog: Program, bufs: dict, avoid=None):
     """The buffers of the program's observation tail (cts.families.
     mlir_program.observe: D, and the selector SEL for an A or B matrix);
     returns the view of D as the logical matrix and D's element type."""
@@ -168,7 +236,7 @@ def _observe(case, prog: Program, bufs: dict):
     if "SEL" in prog.buffers:
         rows, cols = (K, N) if part == "cols<K" else (M, K)
         bufs["SEL"] = _selector(rows, cols, case.elem).reshape(SUBGROUPS, -1)
-    bufs["D"] = _zeros(prog, "D")
+    bufs["D"] = _fill(prog, "D", avoid=avoid)  # D holds values of the observed matrix
     if part == "cols<K":
         return lambda D: D.reshape(SUBGROUPS, M, N)[:, :, :K], obs_e
     if part == "rows<K":
@@ -181,10 +249,18 @@ def _constant(case, backend, rng):
     value = float(_small(rng, e, (1,))[0]) or 1.0
     prog = case_program(case, constant=value)
     bufs: dict = {"K": np.full((SUBGROUPS, 1), value, NP[e])} if "K" in prog.buffers else {}
-    view, obs_e = _observe(case, prog, bufs)
+    view, obs_e = _observe(case, prog, bufs, avoid=np.full((SUBGROUPS, 1), value))
     got = view(_run(backend, case, prog, bufs)["D"])
     exp = np.full(got.shape, value)
-    v = _verdict(case, exp, got, obs_e, hint=lambda s, i, j: f"element ({i},{j}) of the constant matrix")
+    never = _never(got, view(bufs["D"]))
+    v = _verdict(
+        case,
+        exp,
+        got,
+        obs_e,
+        hint=lambda s, i, j: f"element ({i},{j}) of the constant matrix",
+        unwritten=never,
+    )
     return CaseResult(v, {"value": value}, exp, got)
 
 
@@ -225,21 +301,56 @@ def _elementwise(case, backend, rng):
     else:
         xs = _ew_operands(case, rng, (SUBGROUPS, M, N))[:arity]
     bufs = {f"X{i}": x.reshape(SUBGROUPS, -1) for i, x in enumerate(xs)}
-    bufs.update({k: _zeros(prog, k) for k in prog.buffers if k not in bufs})
+    ins = np.concatenate([x.reshape(SUBGROUPS, -1) for x in xs], axis=1)
+    for k in prog.buffers:
+        if k in bufs:
+            continue
+        # extracted operands are moved inputs; an integer result (an element-wise value of the
+        # whole matrix, same positions) is unlike its expected value; float results: the NaN fill
+        pre = None
+        if k in ("D", "ER") and ref.ELEMENTWISE[op][1] == "i":
+            pre = ref.elementwise(op, [x.astype(np.int64) for x in xs], res_e).reshape(SUBGROUPS, -1)
+        bufs[k] = _fill(
+            prog, k, expected=pre if k == "D" else None, avoid=ins if pre is None or k != "D" else None
+        )
     out = _run(backend, case, prog, bufs)
     if "ER" in out:  # A / B result: judged slot by slot through extract_thread_local
-        xs = _extracted_operands(case, xs, out, arity)
+        xs = _extracted_operands(case, xs, out, arity, bufs)
         got = out["ER"].reshape(SUBGROUPS, -1, N)
+        never = _never(got, bufs["ER"])
         where_ = "thread-local slot"
     else:
         got = out["D"].reshape(SUBGROUPS, M, N)
+        never = _never(got, bufs["D"])
         where_ = "element"
-    exp, ok, notes = _ew_expect(case, xs, got, res_e)
-    v = _verdict(case, exp, got, res_e, ok=ok, notes=notes, hint=lambda s, i, j: f"{op} {where_} ({i},{j})")
+    env = float_env_of(backend, case)
+    exp, ok, notes, undefined = _ew_expect(case, xs, got, res_e, env)
+    if not etype(ETYPE[res_e]).is_float and "ER" in out:  # the fill could equal a result: not named
+        never = never & (t_bits(exp, res_e) != t_bits(got, res_e))
+    v = _verdict(
+        case,
+        exp,
+        got,
+        res_e,
+        ok=ok,
+        notes=notes,
+        hint=lambda s, i, j: f"{op} {where_} ({i},{j})",
+        unwritten=never,
+        undefined=undefined,
+    )
+    if v.undefined:
+        v.notes.append(f"{v.undefined_text()} (environment: {env.describe()})")
     return CaseResult(v, {"x": xs}, exp, got)
 
 
-def _extracted_operands(case, xs, out, arity):
+def t_bits(x: np.ndarray, elem: str) -> np.ndarray:
+    """Bits of values ``x`` in MLIR element type ``elem``."""
+    t = etype(ETYPE[elem])
+    with np.errstate(invalid="ignore"):
+        return t.encode(np.asarray(x).astype(np.float64 if t.is_float else np.int64))
+
+
+def _extracted_operands(case, xs, out, arity, bufs):
     """The operands as each lane extracted them (the result's layout), after
     checking that every operand's extraction holds exactly its elements (a
     permutation of the loaded matrix, bit for bit)."""
@@ -253,6 +364,11 @@ def _extracted_operands(case, xs, out, arity):
             a = np.sort(t.encode(ex[p].astype(wide)))
             b = np.sort(t.encode(xs[i][p].reshape(-1).astype(wide)))
             if not np.array_equal(a, b):
+                if (_raw(ex[p]) == _raw(bufs[f"EX{i}"][p])).all():
+                    raise CaseError(
+                        f"subgroup {p}: extract_thread_local of operand {i} ({case.tag}) was never written "
+                        "(the buffer still holds its sentinel fill): the result cannot be judged slot by slot"
+                    )
                 raise CaseError(
                     f"subgroup {p}: extract_thread_local of operand {i} ({case.tag}) does not hold the loaded "
                     "matrix's elements (each exactly once): the result cannot be judged slot by slot"
@@ -261,37 +377,42 @@ def _extracted_operands(case, xs, out, arity):
     return got
 
 
-def _ew_expect(case, xs, got, res_e):
-    """Expected values and the acceptance mask of an elementwise result: the
-    exact data (every value exact but divf, 2.5 ulp), or a special tier
-    under reference.mlir.ELEMENTWISE_RULES (NaN matches NaN; a subnormal
-    input or result flushed to a zero of its sign is accepted and noted)."""
+def _ew_expect(case, xs, got, res_e, env: FloatEnv = IEEE):
+    """Expected values, the acceptance mask and the elements the execution
+    environment ``env`` leaves undefined (reason -> mask) of an elementwise
+    result: the exact data (every value exact but divf, 2.5 ulp), or a
+    special tier under reference.mlir.ELEMENTWISE_RULES (NaN matches NaN; a
+    subnormal input or result flushed to a zero of its sign is accepted and
+    noted where the environment lets a device flush)."""
     op = case.optype
     t = etype(ETYPE[res_e])
     notes = []
     if ref.ELEMENTWISE[op][1] == "i":
         exact = ref.elementwise(op, [x.astype(np.int64) for x in xs], res_e)
-        return exact, None, notes
+        return exact, None, notes, {}
     if not case.data:
-        exact = ref.elementwise(op, [x.astype(np.float64) for x in xs], res_e)
+        ins = [x.astype(np.float64) for x in xs]
+        exact = ref.elementwise(op, ins, res_e)
         exp = t.round(exact)
         if op != "divf":
-            return exp, None, notes
+            return exp, None, notes, {}
         err = np.abs(got.astype(np.float64) - exact)
         notes.append("divf: accepted within 2.5 ulp of the exact quotient")
-        return exp, err <= 2.5 * t.ulp(exact), notes
+        return exp, err <= 2.5 * t.ulp(exact), notes, env.undefined(op, ins, exact, got, t.bits)
     with np.errstate(invalid="ignore", over="ignore"):  # NaN and infinities are the data here
-        return _ew_expect_special(case, xs, got, t, notes)
+        return _ew_expect_special(case, xs, got, t, notes, env)
 
 
-def _ew_expect_special(case, xs, got, t, notes):
+def _ew_expect_special(case, xs, got, t, notes, env: FloatEnv):
     op, e = case.optype, case.elem
     t_in = etype(ETYPE[e])
     ins = [x.astype(np.float64) for x in xs]
     flushed = [ref.flush_subnormals(x, t_in.tiny) for x in ins]
     exact = ref.elementwise_special(op, ins)
-    cands = [t.round(exact), t.round(ref.elementwise_special(op, flushed))]
-    cands += [ref.flush_subnormals(c, t.tiny) for c in cands]
+    cands = [t.round(exact)]
+    if env.flush_allowed(t.bits) and env.flush_allowed(t_in.bits):
+        cands.append(t.round(ref.elementwise_special(op, flushed)))
+        cands += [ref.flush_subnormals(c, t.tiny) for c in cands]
     g = got.astype(np.float64)
     gb = t.encode(g)
     ok_exact = ref.same_bits(t.encode(cands[0]), gb, np.isnan(cands[0]), np.isnan(g))
@@ -305,7 +426,13 @@ def _ew_expect_special(case, xs, got, t, notes):
     notes.append(f"{op} on {case.data} data: {ref.ELEMENTWISE_RULES[op]}")
     if flush:
         notes.append(f"{flush} results match only with subnormals flushed to a zero of their sign (allowed)")
-    return cands[0], ok, notes
+    elif len(cands) == 1:
+        notes.append(f"no subnormal is flushed: the environment declares DenormPreserve ({env.describe()})")
+    undefined = env.undefined(op, ins, cands[0], g, t.bits)
+    if t_in.bits != t.bits:  # a conversion: the operand's width has its own modes
+        for k, m in env.undefined(op, ins, cands[0], g, t_in.bits).items():
+            undefined[k] = undefined[k] | m if k in undefined else m
+    return cands[0], ok, notes, undefined
 
 
 # special operand values of each tier, per float type (built from the type's limits)
@@ -360,7 +487,9 @@ def _ew_special(case, rng, shape):
     return [vals[rng.permutation(idx)].reshape(shape)]
 
 
-def _map_or_fail(ext: np.ndarray, logical: np.ndarray, what: str) -> np.ndarray:
+def _map_or_fail(ext: np.ndarray, logical: np.ndarray, what: str, filled=None) -> np.ndarray:
+    if filled is not None and (_raw(ext) == _raw(np.asarray(filled).reshape(np.shape(ext)))).all():
+        raise _MapError(f"{what}: never written (the buffer still holds its sentinel fill)")
     idx, problems = ref.check_thread_map(ext, logical)
     if problems:
         raise _MapError(f"{what}: " + "; ".join(problems))
@@ -379,16 +508,18 @@ def _thread_local(case, backend, rng):
     prog = case_program(case)
     X = _distinct(rng, e, (SUBGROUPS, r, c))
     V = _distinct(rng, e, (SUBGROUPS, S * n), lo_mag=0)
-    bufs = {"X": X.reshape(SUBGROUPS, -1), "V": V, "E": _zeros(prog, "E")}
-    view, obs_e = _observe(case, prog, bufs)
+    both = np.concatenate([X.reshape(SUBGROUPS, -1), V], axis=1)
+    bufs = {"X": X.reshape(SUBGROUPS, -1), "V": V, "E": _fill(prog, "E", avoid=both)}
+    view, obs_e = _observe(case, prog, bufs, avoid=both)
     out = _run(backend, case, prog, bufs)
     got = view(out["D"])
+    never = _never(got, view(bufs["D"]))
     E = out["E"].reshape(SUBGROUPS, S, n)
     exp = np.empty((SUBGROUPS, r, c))
     notes = []
     for p in range(SUBGROUPS):
         try:
-            idx = _map_or_fail(E[p], X[p], f"subgroup {p} extract_thread_local")
+            idx = _map_or_fail(E[p], X[p], f"subgroup {p} extract_thread_local", bufs["E"][p])
         except _MapError as err:
             notes.append(str(err))
             exp[p] = np.nan
@@ -398,7 +529,14 @@ def _thread_local(case, backend, rng):
         exp[p] = flat.reshape(r, c)
     if notes:
         raise CaseError("; ".join(notes))
-    v = _verdict(case, exp, got, obs_e, hint=lambda s, i, j: f"element ({i},{j}) after insert_thread_local")
+    v = _verdict(
+        case,
+        exp,
+        got,
+        obs_e,
+        hint=lambda s, i, j: f"element ({i},{j}) after insert_thread_local",
+        unwritten=never,
+    )
     v.notes.append(f"{S} lanes x {n} thread-local indices cover all {r * c} elements exactly once")
     return CaseResult(v, {"X": X, "V": V}, exp, got)
 
@@ -412,7 +550,7 @@ def _gpu_rotate(case, backend, rng):
     prog = case_program(case)
     bufs = {
         "IN": vals.reshape(SUBGROUPS, S * V),
-        "OUT": _zeros(prog, "OUT"),
+        "OUT": _fill(prog, "OUT", avoid=vals.reshape(SUBGROUPS, S * V)),
         "VALID": np.full((SUBGROUPS, S), 7, np.int32),
     }
     out = _run(backend, case, prog, bufs)
@@ -424,6 +562,8 @@ def _gpu_rotate(case, backend, rng):
         exp[p], valid_exp = ref.gpu_rotate_expected(vals[p].astype(wide), case.offset, case.width)
     got = out["OUT"].reshape(SUBGROUPS, S, V)
     valid = out["VALID"]
+    never = _never(got, bufs["OUT"]) & valid_exp[None, :, None]  # lanes >= width hold poison
+    never = never | (out["VALID"] == bufs["VALID"])[:, :, None]  # the flag's fill (7) is no i1
     ok = (t.encode(exp) == t.encode(got.astype(wide))) | ~valid_exp[None, :, None]
     ok &= ((valid != 0) == valid_exp[None, :])[:, :, None]
     ok &= ((valid == 0) | (valid == 1))[:, :, None]
@@ -442,6 +582,7 @@ def _gpu_rotate(case, backend, rng):
         ok=ok.transpose(0, 2, 1),
         hint=hint,
         where=lambda s, r, c: (c, r),
+        unwritten=never.transpose(0, 2, 1),
     )
     v.notes.append(f"lanes >= width {case.width} hold poison: only their valid flag (false) is checked")
     return CaseResult(v, {"IN": vals}, exp, got)
@@ -480,7 +621,7 @@ def _mma_rotate(case, backend, rng):
     bufs = {
         "A": A.reshape(SUBGROUPS, -1),
         "B": B.reshape(SUBGROUPS, -1),
-        **{k: _zeros(prog, k) for k in ("EA", "EB", "ER", "D") if k in prog.buffers},
+        **{k: _fill(prog, k, avoid=both) for k in ("EA", "EB", "ER", "D") if k in prog.buffers},
     }
     out = _run(backend, case, prog, bufs)
     problems = []
@@ -489,8 +630,8 @@ def _mma_rotate(case, backend, rng):
     for p in range(SUBGROUPS):
         ea, eb = out["EA"][p].reshape(S, n), out["EB"][p].reshape(S, n)
         try:
-            ia = _map_or_fail(ea, A[p], f"subgroup {p} extract of A")
-            _map_or_fail(eb, B[p], f"subgroup {p} extract of B")
+            ia = _map_or_fail(ea, A[p], f"subgroup {p} extract of A", bufs["EA"][p])
+            _map_or_fail(eb, B[p], f"subgroup {p} extract of B", bufs["EB"][p])
         except _MapError as err:
             problems.append(str(err))
             continue
@@ -503,10 +644,16 @@ def _mma_rotate(case, backend, rng):
     def hint(s, lane, i):
         return f"lane {lane} thread-local index {i} of the rotated matrix (offset {case.offset})"
 
-    v = _verdict(case, exp, got, e, hint=hint, where=lambda s, r, c: (r, c))
+    never = _never(got, bufs["ER"])
+    v = _verdict(case, exp, got, e, hint=hint, where=lambda s, r, c: (r, c), unwritten=never)
     if tag == "COp" and v.passed:
         v = _verdict(
-            case, exp_d[:, None, :], out["D"][:, None, :], e, hint=lambda s, _r, x: f"stored element {x}"
+            case,
+            exp_d[:, None, :],
+            out["D"][:, None, :],
+            e,
+            hint=lambda s, _r, x: f"stored element {x}",
+            unwritten=_never(out["D"], bufs["D"]),
         )
         v.notes.append("stored result matches the thread-local image under the extracted map")
     return CaseResult(v, {"A": A, "B": B}, exp, got)

@@ -33,6 +33,7 @@ import numpy as np
 from cts.errors import CaseError
 from cts.families.rotate import Launch, nonuniform_active, rotate_launches
 from cts.judge import CaseResult, Rule, compare
+from cts.judge.sentinel import WIDTH_PATTERN
 from reference.data import case_rng
 from reference.dtypes import etype
 from reference.rotate import rotation_sources
@@ -92,7 +93,9 @@ def rotate_values(case, G: int, L: int, rng: np.random.Generator) -> np.ndarray:
         out <<= np.uint64(2)
         out ^= rng.integers(0, 4, size=shape).view(np.uint64)
         out &= np.uint64((1 << bits) - 1)
-    if g.kind == "float":
+    if g.kind in ("int", "uint"):
+        _avoid_sentinel(out, bits)
+    if g.kind == "float":  # (the sentinels of float widths are NaNs: never among finite values)
         t = etype(g.etype)
         exp_mask = np.uint64(((1 << t.exp_bits) - 1) << t.man_bits)
         nonfinite = (out & exp_mask) == exp_mask
@@ -101,6 +104,19 @@ def rotate_values(case, G: int, L: int, rng: np.random.Generator) -> np.ndarray:
         plant = rng.random(shape) < 0.1
         np.copyto(out, sp.take(rng.integers(0, len(sp), size=shape)), where=plant)
     return out
+
+
+def _avoid_sentinel(values: np.ndarray, bits: int) -> None:
+    """Replace, in place, every value equal to the output sentinel of its
+    width (cts.judge.sentinel) by a value its work-group and component do
+    not hold, so a result equal to the sentinel is never written."""
+    pat = np.uint64(WIDTH_PATTERN[bits])
+    for g, i, w in zip(*np.nonzero(values == pat)):
+        held = set(values[g, :, w].tolist())
+        k = 1
+        while (int(pat) + k) % (1 << bits) in held:
+            k += 1
+        values[g, i, w] = (int(pat) + k) % (1 << bits)
 
 
 def _consecutive_subgroups(sg_id, sg_lid, sg_size) -> bool:
@@ -430,8 +446,21 @@ def run_rotate(case, backend, seed: int) -> CaseResult:
             f"expected lane {int(src[j])}'s value; got one that {said}"
         )
 
-    # reads of inactive lanes are not checked, nor counted as checked elements
-    v = compare(exp[None], out[None], t, ok[None], Rule.B, where, hint=hint, checked=checked[None, :, None])
+    # reads of inactive lanes are not checked, nor counted as checked elements; an output still
+    # holding the backend's fill (the sentinel of its width, which no input value equals) was
+    # never written
+    never = (out & np.uint64((1 << case.gentype.bits) - 1)) == np.uint64(WIDTH_PATTERN[case.gentype.bits])
+    v = compare(
+        exp[None],
+        out[None],
+        t,
+        ok[None],
+        Rule.B,
+        where,
+        hint=hint,
+        checked=checked[None, :, None],
+        unwritten=never[None],
+    )
     for i, note in enumerate(plan.notes):
         unchecked = int(base[i + 1] - base[i] - np.count_nonzero(checked[base[i] : base[i + 1]]))
         v.notes.append(f"{note}; {unchecked} invocations read an inactive lane (not checked)")

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cts.judge import CaseResult
+from cts.judge import CaseResult, sentinel
 from cts.runs.intel import SUBGROUPS_PER_CASE, _onehot_hint, _poison_ignored, judge_mma
 from reference import layout
 from reference.data import case_rng, mma_operands
@@ -75,7 +75,8 @@ def run_intel_split_mma(
     halves = A.reshape(S, h, K)  # the half of A each subgroup passed
 
     A_full = np.repeat(A, 2, axis=0)  # the proposed pairs
-    v, exp_bits, _ = judge_mma(case, A_full, B, C, D_bits, profile)
+    never = D_bits == np.uint64(sentinel.sentinel_bits(acc_t))  # the backend's fill is still there
+    v, exp_bits, _ = judge_mma(case, A_full, B, C, D_bits, profile, unwritten=never)
     if v.passed:
         pairs: list = [[(u, u + 1) for u in range(g * W, (g + 1) * W, 2)] for g in range(G)]
     else:
@@ -86,7 +87,14 @@ def run_intel_split_mma(
                 A_full[first] = A_full[second] = np.concatenate([halves[first], halves[second]])
         explain = _Explainer(top_ok, bot_ok, W, h)
         v, exp_bits, _ = judge_mma(
-            case, A_full, B, C, D_bits, profile, hint=explain.hint(case, A_full, B, C, D_bits)
+            case,
+            A_full,
+            B,
+            C,
+            D_bits,
+            profile,
+            hint=explain.hint(case, A_full, B, C, D_bits),
+            unwritten=never,
         )
         if not v.passed:
             bad = [g for g, found in enumerate(pairs) if found is None]
