@@ -201,7 +201,7 @@ def _length(case: CoopCase, backend, rng, S) -> CaseResult:
     bufs = {
         "lo": _bits(idx & 127, t),
         "hi": _bits(idx >> 7, t),
-        "len": np.zeros((S, case.sg), np.uint32),
+        "len": sentinel.fill(etype("u32"), (S, case.sg), np.uint32),  # no length in [1, n] is the fill
         "map": np.full((S, case.sg, 2 * n), MAP_FILL, np.uint32),
     }
     got = _run(backend, case, bufs)
@@ -235,7 +235,17 @@ def _length(case: CoopCase, backend, rng, S) -> CaseResult:
     ok = held == 1
     if bad_len:
         ok[:] = False
-    v = compare(np.ones_like(held, dtype=np.uint64), held.astype(np.uint64), u32, ok, Rule.I, _nowhere)
+    unset = (lens == int(bufs["len"][0, 0])).all()  # no invocation stored its length
+    never = np.full(held.shape, bool(unset))
+    v = compare(
+        np.ones_like(held, dtype=np.uint64),
+        held.astype(np.uint64),
+        u32,
+        ok,
+        Rule.I,
+        _nowhere,
+        unwritten=never,
+    )
     v.notes += notes
     inputs = {"len": lens, "map": got["map"]}
     return CaseResult(v, inputs, np.ones_like(held), held)
