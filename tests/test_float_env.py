@@ -105,7 +105,8 @@ def test_a_zero_of_the_same_sign_is_not_counted():
 
 
 def test_modes_are_read_from_the_module():
-    from cts.kernels.spirv_tools import assemble
+    from cts.kernels.rotate_spv import assemble
+    from cts.kernels.rotate_vk import VK_TARGET_ENV
 
     text = """
                OpCapability Shader
@@ -124,6 +125,6 @@ def test_modes_are_read_from_the_module():
                OpReturn
                OpFunctionEnd
 """
-    env = vulkan_env_from_spirv(assemble(text))
+    env = vulkan_env_from_spirv(assemble(text, VK_TARGET_ENV))
     assert env.signed_zero_inf_nan == {32} and env.denorm_preserve == {16} and env.fdiv_range
     assert vulkan_env_from_spirv(b"") == VULKAN

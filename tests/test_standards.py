@@ -120,6 +120,15 @@ EMULATOR_MAY_IMPORT = {
     ("cts.families.coop", "owner_from_mapping"),
     # the list of float MMA targets the emulator offers (a table of shapes, no expectation)
     ("cts.families.float_mma", "FLOAT_MMA_TARGETS"),
+    # what a device's output buffer holds before the kernel (write_nothing returns it), and the
+    # float environment an emulated module declares and the divisor range where Vulkan's latitude
+    # exists (the lat_* variants): facts of the client API, no expected value
+    ("cts.judge.sentinel", "WIDTH_PATTERN"),
+    ("cts.judge.env", "FDIV_RANGE"),
+    ("cts.judge.env", "FloatEnv"),
+    ("cts.judge.env", "IEEE"),
+    ("cts.judge.env", "VULKAN"),
+    ("cts.judge.env", "VULKAN_PRESERVE"),
 }
 
 

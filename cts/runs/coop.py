@@ -19,7 +19,6 @@ is held by some invocation and that the length is the same everywhere.
 
 from __future__ import annotations
 
-import contextvars
 import weakref
 from dataclasses import replace
 
@@ -41,7 +40,17 @@ from cts.families.coop import (
     region_len,
     storage_dtype,
 )
-from cts.judge import CaseResult, MmaRules, Rule, Verdict, compare, exact_verdict, judge_mma_float, sentinel
+from cts.judge import CaseResult, MmaRules, Rule, Verdict, compare, judge_mma_float, sentinel
+from cts.runs.coop_judge import (
+    OWNER,
+    exact_out,
+    fill_out,
+    judge_out,
+    nowhere,
+    range_verdict,
+    sentinel_cells,
+    store_cells,
+)
 from cts.runs.coop_khr import muladd_variant, special_convert_inputs
 from cts.runs.coop_khr import stride_buf as _stride_buf
 from reference import coop as rc
@@ -61,21 +70,6 @@ __all__ = [
 ]
 
 SUBGROUPS_PER_CASE = 32
-
-
-_OWNER: contextvars.ContextVar = contextvars.ContextVar("coop_owner", default=None)
-
-
-def _nowhere(s: int, r: int, c: int) -> tuple[int, int]:
-    """(invocation, element index) that holds result element (r, c): the
-    mapping is implementation-defined, so it is the one the backend reports
-    (its ``coop_owner``: the length case's record on a device), or (-1, -1)."""
-    owner = _OWNER.get()
-    if owner is None:
-        return -1, -1
-    tile = owner.shape[:2]
-    inv, idx = owner[r % tile[0], c % tile[1]]
-    return int(inv), int(idx)
 
 
 def _result_type(case: CoopCase) -> MatType | None:
@@ -135,50 +129,6 @@ def _random(rng, t: ElemType, shape) -> np.ndarray:
         mag = rng.uniform(-4, 4, size=shape) * np.exp2(rng.uniform(-3, 3, size=shape))
         return t.round(mag)
     return rng.integers(t.min, t.max + 1, size=shape, dtype=np.int64) if t.bits < 64 else None
-
-
-def _exact_verdict(exp_bits, act_bits, t: ElemType, unwritten=None) -> Verdict:
-    return exact_verdict(exp_bits, act_bits, t, _nowhere, unwritten=unwritten)
-
-
-def _fill(t: ElemType, shape, exp_bits=None) -> np.ndarray:
-    """An output buffer holding the sentinel of ``t`` (cts.judge.sentinel),
-    different from ``exp_bits`` (the expected result) in every element."""
-    e = None if exp_bits is None else np.asarray(exp_bits).reshape(shape)
-    return sentinel.fill(t, shape, storage_dtype(t.name), expected=e)
-
-
-def _judge_out(exp, out, filled, t: ElemType, shape) -> Verdict:
-    """Value identity of an output buffer; elements still holding the fill are never written."""
-    act = out.reshape(shape)
-    return _exact_verdict(exp, act, t, sentinel.unwritten(act, filled.reshape(shape), t))
-
-
-def _store_cells(case: CoopCase, x: np.ndarray, dst: np.ndarray, stride: int) -> np.ndarray:
-    """(S, L) True at the cells of the destination region a store of ``x`` writes."""
-    marker = np.ones(x.shape, dtype=np.uint8)
-    return rc.to_image(marker, case.layout, stride, np.zeros(dst.shape, dtype=np.uint8)) == 1
-
-
-def _sentinel_cells(dst: np.ndarray, exp: np.ndarray, cells: np.ndarray, t: ElemType) -> np.ndarray:
-    """``dst`` with the ``cells`` a store writes set to the sentinel (different
-    from the stored value ``exp``); the padding keeps its canaries."""
-    return np.where(cells, sentinel.fill(t, dst.shape, dst.dtype, expected=exp), dst)
-
-
-def _range_verdict(
-    lo, hi, act_bits, t: ElemType, rule: str, zero_sign: bool = False, unwritten=None
-) -> Verdict:
-    a = np.asarray(act_bits).astype(np.uint64) & np.uint64(t.mask)
-    av = t.decode(a)
-    with np.errstate(invalid="ignore"):
-        ok = ((av >= lo) & (av <= hi)) | (np.isnan(lo) & np.isnan(av))
-        if zero_sign:  # SignedZeroInfNanPreserve: an exact zero keeps its sign
-            ok &= (lo != 0) | (hi != 0) | (np.signbit(lo) == np.signbit(av))
-        err = np.where(np.isfinite(av) & np.isfinite(lo), np.maximum(lo - av, av - hi).clip(0), 0.0)
-    return compare(
-        t.encode(lo), a, t, ok, rule, _nowhere, error=err, bound=np.zeros_like(err), unwritten=unwritten
-    )
 
 
 def _run(backend, case, bufs) -> dict:
@@ -243,7 +193,7 @@ def _length(case: CoopCase, backend, rng, S) -> CaseResult:
         u32,
         ok,
         Rule.I,
-        _nowhere,
+        nowhere,
         unwritten=never,
     )
     v.notes += notes
@@ -265,9 +215,9 @@ def _matrix_op(case: CoopCase, backend, rng, S, profile) -> CaseResult:
         exp = _bits(
             rc.elementwise("add", rc.elementwise("scale", x, None, t, 2), np.ones(shape, np.int64), t), t
         )
-        bufs = {"x": _bits(x, t).reshape(flat), "out": _fill(t, flat, exp)}
+        bufs = {"x": _bits(x, t).reshape(flat), "out": fill_out(t, flat, exp)}
         got = _run(backend, case, bufs)
-        return _wrap(_judge_out(exp, got["out"], bufs["out"], t, shape), bufs, exp, got["out"])
+        return _wrap(judge_out(exp, got["out"], bufs["out"], t, shape), bufs, exp, got["out"])
     if op == "splat":
         v = _random_finite_bits(rng, t, (S, 1))
         if case.mode in ("const", "null"):  # OpConstantNull: every element 0
@@ -275,17 +225,17 @@ def _matrix_op(case: CoopCase, backend, rng, S, profile) -> CaseResult:
             exp = np.broadcast_to(_bits(np.asarray(c), t), shape)
         else:
             exp = np.broadcast_to(v[:, :, None], shape)
-        bufs = {"v": v, "out": _fill(t, flat, exp)}
+        bufs = {"v": v, "out": fill_out(t, flat, exp)}
         got = _run(backend, case, bufs)
-        return _wrap(_judge_out(exp, got["out"], bufs["out"], t, shape), bufs, exp, got["out"])
+        return _wrap(judge_out(exp, got["out"], bufs["out"], t, shape), bufs, exp, got["out"])
     if op == "load":
         stride = case_stride(case)
         L = region_len(rc.image_len(R, C, case.layout, stride), t.name)
         src = _random_finite_bits(rng, t, (S, L))
         exp = rc.from_image(src, R, C, case.layout, stride)
-        bufs = {"src": src, "out": _fill(t, flat, exp)} | _stride_buf(case, S, stride)
+        bufs = {"src": src, "out": fill_out(t, flat, exp)} | _stride_buf(case, S, stride)
         got = _run(backend, case, bufs)
-        return _wrap(_judge_out(exp, got["out"], bufs["out"], t, shape), bufs, exp, got["out"])
+        return _wrap(judge_out(exp, got["out"], bufs["out"], t, shape), bufs, exp, got["out"])
     if op == "store":
         stride = case_stride(case)
         L = region_len(rc.image_len(R, C, case.layout, stride), t.name)
@@ -293,27 +243,27 @@ def _matrix_op(case: CoopCase, backend, rng, S, profile) -> CaseResult:
         dst = _random_finite_bits(rng, t, (S, L))
         exp = rc.to_image(x, case.layout, stride, dst)
         # the cells the store writes start as the sentinel; the padding keeps its random canaries
-        cells = _store_cells(case, x, dst, stride)
-        dst = _sentinel_cells(dst, exp, cells, t)
+        cells = store_cells(case, x, dst, stride)
+        dst = sentinel_cells(dst, exp, cells, t)
         bufs = {"x": x.reshape(flat), "dst": dst} | _stride_buf(case, S, stride)
         got = _run(backend, case, bufs)
         never = (cells & sentinel.unwritten(got["dst"], dst, t))[:, None, :]
         # judged over the whole region (padding must be untouched): rows = 1
-        v = _exact_verdict(exp[:, None, :], got["dst"][:, None, :], t, never)
+        v = exact_out(exp[:, None, :], got["dst"][:, None, :], t, never)
         v.notes.append("store: columns of the verdict are offsets in the destination region")
         return _wrap(v, bufs, exp, got["dst"])
     if op == "convert":
         d = etype(case.to)
         x = (special_convert_inputs if case.tier == "special" else _convert_inputs)(rng, t, d, shape)
         lo, hi = rc.convert_accept(x, t, d)
-        bufs = {"x": _bits(x, t).reshape(flat), "out": _fill(d, flat, _bits(lo, d))}
+        bufs = {"x": _bits(x, t).reshape(flat), "out": fill_out(d, flat, _bits(lo, d))}
         got = _run(backend, case, bufs)
         act = got["out"].reshape(shape)
         never = sentinel.unwritten(act, bufs["out"].reshape(shape), d)
         if d.is_float:
-            v = _range_verdict(lo, hi, act, d, Rule.C, zero_sign=case.tier == "special", unwritten=never)
+            v = range_verdict(lo, hi, act, d, Rule.C, zero_sign=case.tier == "special", unwritten=never)
         else:
-            v = _exact_verdict(_bits(lo, d), act, d, never)
+            v = exact_out(_bits(lo, d), act, d, never)
         return _wrap(v, bufs, _bits(lo, d), act)
     return _elementwise(case, backend, rng, S, t, shape, flat, kind)
 
@@ -364,25 +314,25 @@ def _elementwise(case, backend, rng, S, t, shape, flat, kind) -> CaseResult:
     bufs = {
         "x": _bits(x, t).reshape(flat),
         "y": _bits(y_in, t).reshape(flat),
-        "out": _fill(t, flat, _bits(val, t)),
+        "out": fill_out(t, flat, _bits(val, t)),
     }
     got = _run(backend, case, bufs)
     act = got["out"].reshape(shape)
     never = sentinel.unwritten(act, bufs["out"].reshape(shape), t)
     if not t.is_float or exact:
         exp = _bits(val, t)
-        return _wrap(_exact_verdict(exp, act, t, never), bufs, exp, act)
+        return _wrap(exact_out(exp, act, t, never), bufs, exp, act)
     if op == "div":  # within 3 ulp of the exact quotient
         b = 3 * t.ulp(val)
         av = t.decode(act)
         ok = float_close(val, av, b)
         err = np.abs(av - val)
         v = compare(
-            _bits(val, t), act.astype(np.uint64), t, ok, Rule.D, _nowhere, error=err, bound=b, unwritten=never
+            _bits(val, t), act.astype(np.uint64), t, ok, Rule.D, nowhere, error=err, bound=b, unwritten=never
         )
         return _wrap(v, bufs, _bits(val, t), act)
     lo, hi = rc.convert_accept(val, etype("f64"), t)
-    return _wrap(_range_verdict(lo, hi, act, t, Rule.C, unwritten=never), bufs, _bits(val, t), act)
+    return _wrap(range_verdict(lo, hi, act, t, Rule.C, unwritten=never), bufs, _bits(val, t), act)
 
 
 def _wrap(v: Verdict, bufs, exp, act) -> CaseResult:
@@ -438,7 +388,7 @@ def d_fill(case, A, B, C, steps: int, shape) -> np.ndarray:
     """The sentinel-filled Result buffer of a MulAdd case (integers: unlike the expected value)."""
     e = case.entry
     exp = _int_expected(case, A, B, C, steps) if e.is_int else None
-    return _fill(etype(e.R), shape, exp)
+    return fill_out(etype(e.R), shape, exp)
 
 
 def _judge_muladd(case, A, B, C, act, steps: int, profile, filled=None) -> Verdict:
@@ -449,7 +399,7 @@ def _judge_muladd(case, A, B, C, act, steps: int, profile, filled=None) -> Verdi
     rt = etype(e.R)
     never = None if filled is None else sentinel.unwritten(act, np.asarray(filled).reshape(act.shape), rt)
     if e.is_int:
-        return _exact_verdict(_int_expected(case, A, B, C, steps), act, rt, never)
+        return exact_out(_int_expected(case, A, B, C, steps), act, rt, never)
     n_terms = steps * (A.shape[2] // steps + 1)
     if steps > 1:
         # between chained MulAdds the value *is* a Result-typed matrix (spec-digest
@@ -467,7 +417,7 @@ def _judge_muladd(case, A, B, C, act, steps: int, profile, filled=None) -> Verdi
         rules=COOP_RULES,
         terms=n_terms - 1,
         types=(e.A, e.B, e.C),
-        where=_nowhere,
+        where=nowhere,
         unwritten=never,
     )
     return v
@@ -532,11 +482,11 @@ def run_coop(
             owner = device_owner(backend, rt, case.sg)
         except Exception:  # noqa: BLE001 - diagnostics only; the verdict does not depend on it
             owner = None
-    token = _OWNER.set(owner)
+    token = OWNER.set(owner)
     try:
         return _run_op(case, backend, rng, subgroups, profile)
     finally:
-        _OWNER.reset(token)
+        OWNER.reset(token)
 
 
 def _run_op(case, backend, rng, subgroups, profile) -> CaseResult:

@@ -53,7 +53,8 @@ def reference_addresses(case) -> np.ndarray:
 
 def run_ocl_axis(case, backend, rng, S: int) -> CaseResult:
     from cts.judge import sentinel
-    from cts.runs.coop import _exact_verdict, _random_finite_bits, _run, _wrap
+    from cts.runs.coop import _random_finite_bits, _run, _wrap
+    from cts.runs.coop_judge import exact_out
 
     m, t = case.mat, etype(case.mat.t)
     st = storage_dtype(m.t)
@@ -69,7 +70,7 @@ def run_ocl_axis(case, backend, rng, S: int) -> CaseResult:
         bufs = {"src": src, "out": out} | extra
         got = _run(backend, case, bufs)
         act = got["out"].reshape(shape)
-        v = _exact_verdict(exp, act, t, sentinel.unwritten(act, out.reshape(shape), t))
+        v = exact_out(exp, act, t, sentinel.unwritten(act, out.reshape(shape), t))
         return _wrap(v, bufs, exp, got["out"])
     x = _random_finite_bits(rng, t, shape)
     dst = _random_finite_bits(rng, t, (S, L))
@@ -83,6 +84,6 @@ def run_ocl_axis(case, backend, rng, S: int) -> CaseResult:
     bufs = {"x": x.reshape(S, -1), "dst": dst} | extra
     got = _run(backend, case, bufs)
     never = (cells & sentinel.unwritten(got["dst"], dst, t))[:, None, :]
-    v = _exact_verdict(exp[:, None, :], got["dst"][:, None, :], t, never)
+    v = exact_out(exp[:, None, :], got["dst"][:, None, :], t, never)
     v.notes.append("store: columns of the verdict are offsets in the destination region")
     return _wrap(v, bufs, exp, got["dst"])

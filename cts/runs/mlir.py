@@ -10,35 +10,27 @@ elements and checked to be a bijection (spec-digest 6.2).
 
 from __future__ import annotations
 
-import ml_dtypes
 import numpy as np
 
 from cts.errors import CaseError
 from cts.families.mlir_program import SUBGROUPS, Program, case_program
-from cts.judge import CaseResult, Rule, Verdict, compare, sentinel
+from cts.judge import CaseResult
 from cts.judge.env import IEEE, FloatEnv, float_env_of
+from cts.runs.mlir_buffers import (
+    ETYPE,
+    NP,
+    fill_buffer,
+    launch,
+    never_written,
+    raw_bits,
+    verdict,
+    zeros,
+)
 from reference import mlir as ref
 from reference.data import accprec_operands, case_rng, choose
 from reference.dtypes import etype
 
 __all__ = ["run_mlir", "NP", "ETYPE", "SUBGROUPS"]
-
-NP = {
-    "f16": np.float16,
-    "f32": np.float32,
-    "f64": np.float64,
-    "si8": np.int8,
-    "ui8": np.uint8,
-    "i32": np.int32,
-    # gpu.rotate values only (cts.families.mlir.GPU_ROTATE_TYPES); i1 is held as i32 0 / 1
-    "i8": np.int8,
-    "i16": np.int16,
-    "i64": np.int64,
-    "bf16": ml_dtypes.bfloat16,
-    "i1": np.int32,
-}
-ETYPE = {"f16": "f16", "f32": "f32", "f64": "f64", "si8": "i8", "ui8": "u8", "i32": "i32"}
-ETYPE.update({"i8": "i8", "i16": "i16", "i64": "i64", "bf16": "bf16", "i1": "i32"})
 
 
 def _distinct(rng, elem: str, shape, lo_mag: int = 0) -> np.ndarray:
@@ -69,108 +61,6 @@ def _small(rng, elem: str, shape) -> np.ndarray:
     return (rng.integers(-8, 9, size=shape) / 2).astype(NP[elem])
 
 
-def _opaque(s: int, r: int, c: int) -> tuple[int, int]:
-    """Logical matrix elements: the lane holding them is the device's secret
-    (invocation -1); hints name the element instead."""
-    return -1, -1
-
-
-def _verdict(
-    case,
-    exp: np.ndarray,
-    act: np.ndarray,
-    elem: str,
-    ok=None,
-    hint=None,
-    notes=(),
-    where=_opaque,
-    rule=None,
-    unwritten=None,
-    undefined=None,
-) -> Verdict:
-    t = etype(ETYPE[elem])
-    e3 = np.asarray(exp).reshape(exp.shape[0], -1, exp.shape[-1]) if exp.ndim > 1 else exp[None, None]
-    a3 = np.asarray(act).reshape(e3.shape)
-    if unwritten is not None:
-        unwritten = np.asarray(unwritten).reshape(e3.shape)
-    if undefined:
-        undefined = {k: np.asarray(m).reshape(e3.shape) for k, m in undefined.items()}
-    wide = np.float64 if t.is_float else np.int64  # int64 keeps every bit of an i64
-    with np.errstate(invalid="ignore"):  # a signalling NaN widens quietly (any NaN matches a NaN)
-        eb, ab = t.encode(e3.astype(wide)), t.encode(a3.astype(wide))
-    if ok is None:
-        ok = eb == ab
-    else:
-        ok = np.asarray(ok).reshape(e3.shape)
-    v = compare(
-        eb,
-        ab,
-        t,
-        ok,
-        Rule.B if rule is None else rule,
-        where,
-        hint=hint,
-        unwritten=unwritten,
-        undefined=undefined,
-    )
-    v.notes.extend(notes)
-    return v
-
-
-def _run(backend, case, prog: Program, buffers: dict) -> dict:
-    missing = set(prog.buffers) ^ set(buffers)
-    if missing:  # a suite defect: the data and the program disagree
-        raise ValueError(f"buffers {sorted(missing)} of the program and the data differ")
-    # binding order; copies, so ``buffers`` keep the sentinel fills the verdict compares with
-    bufs = {k: np.array(buffers[k], copy=True) for k in prog.buffers}
-    out = backend.run(case, program=prog.ops, buffers=bufs)
-    return {k: np.asarray(v) for k, v in out.items()}
-
-
-def _zeros(prog: Program, name: str) -> np.ndarray:
-    b = prog.buffers[name]
-    return np.zeros((SUBGROUPS, b.size), NP[b.elem])
-
-
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
-
-
-def _raw(x: np.ndarray) -> np.ndarray:
-    """The bits of an array as unsigned integers of its width (a signalling
-    NaN stays itself: no float conversion)."""
-    x = np.ascontiguousarray(x)
-    return x.view(_UINT[x.dtype.itemsize])
-
-
-def _fill(prog: Program, name: str, expected=None, avoid=None) -> np.ndarray:
-    """An output buffer holding the sentinel of its element type
-    (cts.judge.sentinel): floats a signalling NaN; integers unlike the
-    ``expected`` values, or unlike every value of its row in ``avoid``
-    (the inputs a moving operation may deliver)."""
-    b = prog.buffers[name]
-    dt = np.dtype(NP[b.elem])
-    t = etype(ETYPE[b.elem])
-    shape = (SUBGROUPS, b.size)
-    if t.is_float or (expected is None and avoid is None):
-        bits = sentinel.fill(t, shape, _UINT[dt.itemsize])
-    elif expected is not None:
-        e = t.encode(np.asarray(expected).reshape(SUBGROUPS, -1).astype(np.int64))
-        pad = np.zeros(shape, np.uint64)
-        pad[:, : e.shape[1]] = e
-        bits = sentinel.fill(t, shape, _UINT[dt.itemsize], expected=pad)
-    else:
-        a = t.encode(np.asarray(avoid).reshape(SUBGROUPS, -1).astype(np.int64))
-        bits = sentinel.fill_avoiding(t, shape, _UINT[dt.itemsize], a)
-    if b.elem == "i1":  # held as i32 0 / 1: any other value is "not written"
-        bits = np.full(shape, 7, np.uint32)
-    return np.ascontiguousarray(bits).view(dt)
-
-
-def _never(got: np.ndarray, filled: np.ndarray) -> np.ndarray:
-    """Elements of an output buffer that still hold their fill (same shape)."""
-    return _raw(got) == _raw(np.asarray(filled).reshape(np.shape(got)))
-
-
 # ------------------------------------------------------------------- ops
 def _load_store(case, backend, rng):
     M, N = case.tag_shape("COp")
@@ -178,8 +68,8 @@ def _load_store(case, backend, rng):
     prog = case_program(case)
     (r1, c1, l1), (r2, c2, l2) = prog.facts["src"], prog.facts["dst"]
     src = _distinct(rng, e, (SUBGROUPS, prog.buffers["src"].size))
-    dst = _fill(prog, "dst", avoid=src)  # a stored value is a value of src
-    got = _run(backend, case, prog, {"src": src, "dst": dst})["dst"]
+    dst = fill_buffer(prog, "dst", avoid=src)  # a stored value is a value of src
+    got = launch(backend, case, prog, {"src": src, "dst": dst})["dst"]
     logical = ref.load_matrix(src, r1, c1, l1, M, N, case.t1)
     exp = ref.store_matrix(dst, logical, r2, c2, l2, case.t2)
     addr = {}
@@ -195,8 +85,8 @@ def _load_store(case, backend, rng):
 
     stored = np.zeros(got.shape[1], dtype=bool)
     stored[np.asarray(off, dtype=np.int64).reshape(-1)] = True
-    never = _never(got, dst) & stored[None, :]
-    v = _verdict(case, exp[:, None, :], got[:, None, :], e, hint=hint, unwritten=never)
+    never = never_written(got, dst) & stored[None, :]
+    v = verdict(case, exp[:, None, :], got[:, None, :], e, hint=hint, unwritten=never)
     return CaseResult(v, {"src": src}, exp, got)
 
 
@@ -212,14 +102,14 @@ def _compute(case, backend, rng):
         A = _small(rng, a_e, (SUBGROUPS, M, K))
         B = _small(rng, b_e, (SUBGROUPS, K, N))
         C = _small(rng, c_e, (SUBGROUPS, M, N))
-    A_mem = ref.store_matrix(_zeros(prog, "A"), A, 0, 0, la, case.t1)
-    B_mem = ref.store_matrix(_zeros(prog, "B"), B, 0, 0, lb, case.t2)
-    C_mem = ref.store_matrix(_zeros(prog, "C"), C, 0, 0, lc, False)
+    A_mem = ref.store_matrix(zeros(prog, "A"), A, 0, 0, la, case.t1)
+    B_mem = ref.store_matrix(zeros(prog, "B"), B, 0, 0, lb, case.t2)
+    C_mem = ref.store_matrix(zeros(prog, "C"), C, 0, 0, lc, False)
     exp = ref.compute(A, B, C, c_e == "i32")
-    bufs = {"A": A_mem, "B": B_mem, "C": C_mem, "D": _fill(prog, "D", expected=exp)}
-    got = _run(backend, case, prog, bufs)["D"].reshape(SUBGROUPS, M, N)
-    never = _never(got, bufs["D"])
-    v = _verdict(case, exp, got, c_e, hint=lambda s, r, c: f"D[{r},{c}]", unwritten=never)
+    bufs = {"A": A_mem, "B": B_mem, "C": C_mem, "D": fill_buffer(prog, "D", expected=exp)}
+    got = launch(backend, case, prog, bufs)["D"].reshape(SUBGROUPS, M, N)
+    never = never_written(got, bufs["D"])
+    v = verdict(case, exp, got, c_e, hint=lambda s, r, c: f"D[{r},{c}]", unwritten=never)
     return CaseResult(v, {"A": A, "B": B, "C": C}, exp, got)
 
 
@@ -236,7 +126,7 @@ def _observe(case, prog: Program, bufs: dict, avoid=None):
     if "SEL" in prog.buffers:
         rows, cols = (K, N) if part == "cols<K" else (M, K)
         bufs["SEL"] = _selector(rows, cols, case.elem).reshape(SUBGROUPS, -1)
-    bufs["D"] = _fill(prog, "D", avoid=avoid)  # D holds values of the observed matrix
+    bufs["D"] = fill_buffer(prog, "D", avoid=avoid)  # D holds values of the observed matrix
     if part == "cols<K":
         return lambda D: D.reshape(SUBGROUPS, M, N)[:, :, :K], obs_e
     if part == "rows<K":
@@ -250,10 +140,10 @@ def _constant(case, backend, rng):
     prog = case_program(case, constant=value)
     bufs: dict = {"K": np.full((SUBGROUPS, 1), value, NP[e])} if "K" in prog.buffers else {}
     view, obs_e = _observe(case, prog, bufs, avoid=np.full((SUBGROUPS, 1), value))
-    got = view(_run(backend, case, prog, bufs)["D"])
+    got = view(launch(backend, case, prog, bufs)["D"])
     exp = np.full(got.shape, value)
-    never = _never(got, view(bufs["D"]))
-    v = _verdict(
+    never = never_written(got, view(bufs["D"]))
+    v = verdict(
         case,
         exp,
         got,
@@ -310,24 +200,24 @@ def _elementwise(case, backend, rng):
         pre = None
         if k in ("D", "ER") and ref.ELEMENTWISE[op][1] == "i":
             pre = ref.elementwise(op, [x.astype(np.int64) for x in xs], res_e).reshape(SUBGROUPS, -1)
-        bufs[k] = _fill(
+        bufs[k] = fill_buffer(
             prog, k, expected=pre if k == "D" else None, avoid=ins if pre is None or k != "D" else None
         )
-    out = _run(backend, case, prog, bufs)
+    out = launch(backend, case, prog, bufs)
     if "ER" in out:  # A / B result: judged slot by slot through extract_thread_local
         xs = _extracted_operands(case, xs, out, arity, bufs)
         got = out["ER"].reshape(SUBGROUPS, -1, N)
-        never = _never(got, bufs["ER"])
+        never = never_written(got, bufs["ER"])
         where_ = "thread-local slot"
     else:
         got = out["D"].reshape(SUBGROUPS, M, N)
-        never = _never(got, bufs["D"])
+        never = never_written(got, bufs["D"])
         where_ = "element"
     env = float_env_of(backend, case)
     exp, ok, notes, undefined = _ew_expect(case, xs, got, res_e, env)
     if not etype(ETYPE[res_e]).is_float and "ER" in out:  # the fill could equal a result: not named
         never = never & (t_bits(exp, res_e) != t_bits(got, res_e))
-    v = _verdict(
+    v = verdict(
         case,
         exp,
         got,
@@ -364,7 +254,7 @@ def _extracted_operands(case, xs, out, arity, bufs):
             a = np.sort(t.encode(ex[p].astype(wide)))
             b = np.sort(t.encode(xs[i][p].reshape(-1).astype(wide)))
             if not np.array_equal(a, b):
-                if (_raw(ex[p]) == _raw(bufs[f"EX{i}"][p])).all():
+                if (raw_bits(ex[p]) == raw_bits(bufs[f"EX{i}"][p])).all():
                     raise CaseError(
                         f"subgroup {p}: extract_thread_local of operand {i} ({case.tag}) was never written "
                         "(the buffer still holds its sentinel fill): the result cannot be judged slot by slot"
@@ -488,7 +378,7 @@ def _ew_special(case, rng, shape):
 
 
 def _map_or_fail(ext: np.ndarray, logical: np.ndarray, what: str, filled=None) -> np.ndarray:
-    if filled is not None and (_raw(ext) == _raw(np.asarray(filled).reshape(np.shape(ext)))).all():
+    if filled is not None and (raw_bits(ext) == raw_bits(np.asarray(filled).reshape(np.shape(ext)))).all():
         raise _MapError(f"{what}: never written (the buffer still holds its sentinel fill)")
     idx, problems = ref.check_thread_map(ext, logical)
     if problems:
@@ -509,11 +399,11 @@ def _thread_local(case, backend, rng):
     X = _distinct(rng, e, (SUBGROUPS, r, c))
     V = _distinct(rng, e, (SUBGROUPS, S * n), lo_mag=0)
     both = np.concatenate([X.reshape(SUBGROUPS, -1), V], axis=1)
-    bufs = {"X": X.reshape(SUBGROUPS, -1), "V": V, "E": _fill(prog, "E", avoid=both)}
+    bufs = {"X": X.reshape(SUBGROUPS, -1), "V": V, "E": fill_buffer(prog, "E", avoid=both)}
     view, obs_e = _observe(case, prog, bufs, avoid=both)
-    out = _run(backend, case, prog, bufs)
+    out = launch(backend, case, prog, bufs)
     got = view(out["D"])
-    never = _never(got, view(bufs["D"]))
+    never = never_written(got, view(bufs["D"]))
     E = out["E"].reshape(SUBGROUPS, S, n)
     exp = np.empty((SUBGROUPS, r, c))
     notes = []
@@ -529,7 +419,7 @@ def _thread_local(case, backend, rng):
         exp[p] = flat.reshape(r, c)
     if notes:
         raise CaseError("; ".join(notes))
-    v = _verdict(
+    v = verdict(
         case,
         exp,
         got,
@@ -550,10 +440,10 @@ def _gpu_rotate(case, backend, rng):
     prog = case_program(case)
     bufs = {
         "IN": vals.reshape(SUBGROUPS, S * V),
-        "OUT": _fill(prog, "OUT", avoid=vals.reshape(SUBGROUPS, S * V)),
+        "OUT": fill_buffer(prog, "OUT", avoid=vals.reshape(SUBGROUPS, S * V)),
         "VALID": np.full((SUBGROUPS, S), 7, np.int32),
     }
-    out = _run(backend, case, prog, bufs)
+    out = launch(backend, case, prog, bufs)
     t = etype(ETYPE[e])
     wide = np.float64 if t.is_float else np.int64  # every bit of an i64 / f64
     exp = np.empty((SUBGROUPS, S, V), dtype=wide)
@@ -562,7 +452,7 @@ def _gpu_rotate(case, backend, rng):
         exp[p], valid_exp = ref.gpu_rotate_expected(vals[p].astype(wide), case.offset, case.width)
     got = out["OUT"].reshape(SUBGROUPS, S, V)
     valid = out["VALID"]
-    never = _never(got, bufs["OUT"]) & valid_exp[None, :, None]  # lanes >= width hold poison
+    never = never_written(got, bufs["OUT"]) & valid_exp[None, :, None]  # lanes >= width hold poison
     never = never | (out["VALID"] == bufs["VALID"])[:, :, None]  # the flag's fill (7) is no i1
     ok = (t.encode(exp) == t.encode(got.astype(wide))) | ~valid_exp[None, :, None]
     ok &= ((valid != 0) == valid_exp[None, :])[:, :, None]
@@ -574,7 +464,7 @@ def _gpu_rotate(case, backend, rng):
         )
 
     # (P, V, S): rows = components, columns = lanes
-    v = _verdict(
+    v = verdict(
         case,
         exp.transpose(0, 2, 1),
         got.transpose(0, 2, 1),
@@ -621,9 +511,9 @@ def _mma_rotate(case, backend, rng):
     bufs = {
         "A": A.reshape(SUBGROUPS, -1),
         "B": B.reshape(SUBGROUPS, -1),
-        **{k: _fill(prog, k, avoid=both) for k in ("EA", "EB", "ER", "D") if k in prog.buffers},
+        **{k: fill_buffer(prog, k, avoid=both) for k in ("EA", "EB", "ER", "D") if k in prog.buffers},
     }
-    out = _run(backend, case, prog, bufs)
+    out = launch(backend, case, prog, bufs)
     problems = []
     exp = np.empty((SUBGROUPS, S, n))
     exp_d = np.empty((SUBGROUPS, r * c))
@@ -644,16 +534,16 @@ def _mma_rotate(case, backend, rng):
     def hint(s, lane, i):
         return f"lane {lane} thread-local index {i} of the rotated matrix (offset {case.offset})"
 
-    never = _never(got, bufs["ER"])
-    v = _verdict(case, exp, got, e, hint=hint, where=lambda s, r, c: (r, c), unwritten=never)
+    never = never_written(got, bufs["ER"])
+    v = verdict(case, exp, got, e, hint=hint, where=lambda s, r, c: (r, c), unwritten=never)
     if tag == "COp" and v.passed:
-        v = _verdict(
+        v = verdict(
             case,
             exp_d[:, None, :],
             out["D"][:, None, :],
             e,
             hint=lambda s, _r, x: f"stored element {x}",
-            unwritten=_never(out["D"], bufs["D"]),
+            unwritten=never_written(out["D"], bufs["D"]),
         )
         v.notes.append("stored result matches the thread-local image under the extracted map")
     return CaseResult(v, {"A": A, "B": B}, exp, got)
