@@ -100,6 +100,9 @@ def test_a_device_that_writes_nothing_fails_every_element(family):
         except CaseError as e:
             assert family == "mlir" and c.op in MAP_OPS and "never written" in str(e), f"{c.id}: {e}"
             continue
+        if family == "mlir" and c.tag in ("AOp", "BOp"):  # observed as A x I + D: D is an input (zeros)
+            assert not v.passed and v.failures == v.elements, f"{c.id}: {v.summary()}"
+            continue
         assert not v.passed and v.failures == v.never_written > 0, f"{c.id}: {v.summary()}"
         assert all(NEVER_WRITTEN in m.line() for m in v.mismatches)
         if v.failures != v.elements:  # the rest are cells a store must leave untouched

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from cts.judge import Rule
 from cts.report.atomic import write_set
 from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, OUTCOMES, ident_label, rerun_of
 from cts.report.record import Record, read_record
@@ -415,6 +416,8 @@ def _case_blocks(bad: list[dict], names: dict[str, str] | None = None) -> list[s
         if r.get("outcome") == "xpassed":
             out += ["Listed in an expectations file but passes now: remove the entry.", ""]
         out += md_block(str(r.get("reason", ""))[:3000])
+        if r.get("rule") and Rule.describe(str(r["rule"])):  # the rule's text from the one enumeration
+            out.append(f"rule {md_text(r['rule'])}: {md_text(Rule.describe(str(r['rule'])))}")
         out.append(f"rerun: {md_code(rerun_of(r))}")
         out.append("")
     if len(bad) > 200:

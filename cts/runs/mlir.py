@@ -126,7 +126,10 @@ def _observe(case, prog: Program, bufs: dict, avoid=None):
     if "SEL" in prog.buffers:
         rows, cols = (K, N) if part == "cols<K" else (M, K)
         bufs["SEL"] = _selector(rows, cols, case.elem).reshape(SUBGROUPS, -1)
-    bufs["D"] = fill_buffer(prog, "D", avoid=avoid)  # D holds values of the observed matrix
+    if "SEL" in prog.buffers:  # D is also the zero accumulator of the observation (loaded first)
+        bufs["D"] = zeros(prog, "D")
+    else:  # D holds values of the observed matrix: its fill is none of them
+        bufs["D"] = fill_buffer(prog, "D", avoid=avoid)
     if part == "cols<K":
         return lambda D: D.reshape(SUBGROUPS, M, N)[:, :, :K], obs_e
     if part == "rows<K":
@@ -142,7 +145,7 @@ def _constant(case, backend, rng):
     view, obs_e = _observe(case, prog, bufs, avoid=np.full((SUBGROUPS, 1), value))
     got = view(launch(backend, case, prog, bufs)["D"])
     exp = np.full(got.shape, value)
-    never = never_written(got, view(bufs["D"]))
+    never = None if "SEL" in prog.buffers else never_written(got, view(bufs["D"]))
     v = verdict(
         case,
         exp,
@@ -403,7 +406,7 @@ def _thread_local(case, backend, rng):
     view, obs_e = _observe(case, prog, bufs, avoid=both)
     out = launch(backend, case, prog, bufs)
     got = view(out["D"])
-    never = never_written(got, view(bufs["D"]))
+    never = None if "SEL" in prog.buffers else never_written(got, view(bufs["D"]))
     E = out["E"].reshape(SUBGROUPS, S, n)
     exp = np.empty((SUBGROUPS, r, c))
     notes = []
