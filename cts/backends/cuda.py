@@ -35,6 +35,7 @@ import numpy as np
 
 from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
 from cts.backends.cuda_device import recv, send
+from cts.backends.cuda_joint import CudaJoint
 from cts.errors import HarnessError, ToolchainError
 from cts.families.mlir import LANE_OPS
 from cts.families.mlir_program import case_program, program_from
@@ -46,7 +47,7 @@ __all__ = ["CudaBackend", "WARP"]
 WARP = 32
 
 
-class CudaBackend(Backend):
+class CudaBackend(CudaJoint, Backend):
     name = "cuda"
 
     def __init__(self, device: str | None = None):
@@ -148,6 +149,8 @@ class CudaBackend(Backend):
         self._open()
         if self.reason:
             return self.reason
+        if case.family == "joint_matrix":
+            return self._joint_unsupported(case)
         if case.op in LANE_OPS and case.sg != WARP:
             return f"case planned for subgroup size {case.sg}; a CUDA warp is {WARP}"
         return self._no_lowering(case)
@@ -195,9 +198,16 @@ class CudaBackend(Backend):
 
     def _execute(self, ptx: str, entry: str, prog, buffers: dict) -> dict:
         rows = {n: np.ascontiguousarray(buffers[n]) for n in prog.buffers}
+        return self._run_rows(ptx, entry, prog.sg, rows)
+
+    def _run_rows(self, ptx: str, entry: str, block: int, rows: dict) -> dict:
+        """Each subgroup row of ``rows`` (name -> (S, n) arrays) as one launch
+        of one block of ``block`` threads in the driver's child process."""
+        if self.reason:
+            raise Unsupported(self.reason)
         proc = self._child()
         try:
-            send(proc.stdin, (ptx, entry, prog.sg, rows))
+            send(proc.stdin, (ptx, entry, block, rows))
             kind, what = recv(proc.stdout)
         except (EOFError, BrokenPipeError, OSError):
             code = proc.wait()
