@@ -213,8 +213,8 @@ def _convert_via_shared(
     decl = [
         f"\t.shared .align 32 .b8 sm_{tag}_s[{n * bs}];",
         f"\t.shared .align 32 .b8 sm_{tag}_d[{n * bd}];",
-        "\t.reg .b32 %tid;",
-        "\t.reg .b64 %tid64, %as, %ad, %bs, %bd;",
+        "\t.reg .b32 %lane;",
+        "\t.reg .b64 %lane64, %as, %ad, %bs, %bd;",
         "\t.reg .b16 %h;",
         "\t.reg .f32 %w;",
     ]
@@ -223,10 +223,10 @@ def _convert_via_shared(
         f"\tmov.u64 %bd, sm_{tag}_d;",
         _store("row", shape, ts, src, "%bs", N, "shared"),
         "\tbar.warp.sync 0xffffffff;",
-        "\tmov.u32 %tid, %tid.x;",
-        "\tcvt.u64.u32 %tid64, %tid;",
-        f"\tmad.lo.u64 %as, %tid64, {bs}, %bs;",
-        f"\tmad.lo.u64 %ad, %tid64, {bd}, %bd;",
+        "\tmov.u32 %lane, %tid.x;",
+        "\tcvt.u64.u32 %lane64, %lane;",
+        f"\tmad.lo.u64 %as, %lane64, {bs}, %bs;",
+        f"\tmad.lo.u64 %ad, %lane64, {bd}, %bd;",
     ]
     for j in range(n // 32):
         if (ts, td) == ("f32", "f16"):
