@@ -1,5 +1,7 @@
 """Backend ``cuda``: the MLIR family through upstream MLIR's NVVM path on
-the CUDA driver (issue 18; specs/mlir-lowering.md "To PTX for CUDA").
+the CUDA driver (issue 18; specs/mlir-lowering.md "To PTX for CUDA"), and
+SYCL joint_matrix's NVIDIA rows as the WMMA PTX DPC++'s CUDA path emits
+(cts.backends.cuda_joint, cts.kernels.ptx_joint).
 
 A case's program (cts.families.mlir_program, the one the emulator
 interprets) becomes MLIR text with ``#nvvm.target<chip = sm_XY>`` (the
@@ -198,11 +200,15 @@ class CudaBackend(CudaJoint, Backend):
 
     def _execute(self, ptx: str, entry: str, prog, buffers: dict) -> dict:
         rows = {n: np.ascontiguousarray(buffers[n]) for n in prog.buffers}
-        return self._run_rows(ptx, entry, prog.sg, rows)
+        return self._run_rows(
+            ptx, entry, prog.sg, rows, misaligned="convert-gpu-to-nvvm lowers the op without checking either"
+        )
 
-    def _run_rows(self, ptx: str, entry: str, block: int, rows: dict) -> dict:
+    def _run_rows(self, ptx: str, entry: str, block: int, rows: dict, misaligned: str = "") -> dict:
         """Each subgroup row of ``rows`` (name -> (S, n) arrays) as one launch
-        of one block of ``block`` threads in the driver's child process."""
+        of one block of ``block`` threads in the driver's child process;
+        ``misaligned``: what a misaligned-address fault adds about who wrote
+        the PTX."""
         if self.reason:
             raise Unsupported(self.reason)
         proc = self._child()
@@ -217,10 +223,10 @@ class CudaBackend(CudaJoint, Backend):
             return what
         if kind == "fault":
             self._stop()  # the fault is sticky there: a fresh process for the next case
-            if "misaligned" in what:  # the PTX ISA's wmma.load/store alignment rules, unchecked by mlir-opt
+            if "misaligned" in what:  # the PTX ISA's wmma.load/store alignment rules
                 what += (
                     " (wmma.load / wmma.store need a 16-byte multiple leadDimension and an aligned "
-                    "address; convert-gpu-to-nvvm lowers the op without checking either)"
+                    f"address{'; ' + misaligned if misaligned else ''})"
                 )
         raise CaseError(f"CUDA: {what}")
 

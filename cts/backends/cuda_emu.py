@@ -112,7 +112,9 @@ class _Warp:
         n = len(buf) // nb
         view = buf[: n * nb].view(_NP[t]) if off % nb == 0 else None
         if view is None:
-            return np.array([self._read(buf, off + int(x) * nb, t)[0] for x in e.reshape(-1)]).reshape(e.shape)
+            return np.array([self._read(buf, off + int(x) * nb, t)[0] for x in e.reshape(-1)]).reshape(
+                e.shape
+            )
         k = e + off // nb
         inside = (k >= 0) & (k < n)
         out = np.zeros(e.shape, dtype=_NP[t])
@@ -160,7 +162,7 @@ class _Warp:
         return frag.values[:, i * per : (i + 1) * per]
 
     def wmma_mma(self, ins) -> None:
-        la, lb, shape = ins.op[4], ins.op[5], ins.op[6]
+        shape = ins.op[6]  # the layouts are the loads' (the grammar holds them equal)
         kinds = ins.op[7:]
         sat = kinds[-1] == "satfinite"
         kinds = kinds[:-1] if sat else kinds
@@ -185,7 +187,7 @@ class _Warp:
             self.r[reg] = ("frag", frag, i, per, ("d", shape, td))
 
     def wmma_store(self, ins) -> None:
-        layout, shape, space, t = ins.op[5], ins.op[6], ins.op[7], ins.op[8]
+        layout, space, t = ins.op[5], ins.op[7], ins.op[8]
         addr, vec, stride = ins.args
         X, _ = self._matrix(vec)
         buf, off = self._buf(space, addr)

@@ -52,7 +52,10 @@ _FORMS: list[tuple[str, str]] = [
     # (opcode regex, operand signature: r reg, v vector, a address, i immediate, s symbol, t %tid.x, p pack)
     (r"ld\.param\.u64", "r a"),
     (r"cvta\.to\.global\.u64", "r r"),
-    (rf"wmma\.load\.[abc]\.sync\.aligned\.(row|col)\.({_SHAPES})\.(global|shared)\.(f16|bf16|tf32|f32|s8|u8|s32|f64)", "v a i"),
+    (
+        rf"wmma\.load\.[abc]\.sync\.aligned\.(row|col)\.({_SHAPES})\.(global|shared)\.(f16|bf16|tf32|f32|s8|u8|s32|f64)",
+        "v a i",
+    ),
     (rf"wmma\.store\.d\.sync\.aligned\.(row|col)\.({_SHAPES})\.(global|shared)\.(f16|f32|s32|f64)", "a v i"),
     (
         rf"wmma\.mma\.sync\.aligned\.(row|col)\.(row|col)\.({_SHAPES})\."
@@ -229,10 +232,8 @@ def parse(text: str, fragment_regs: dict | None = None) -> Module:
             _declare(mod.regs, s, ln)
             continue
         opcode, _, rest = s.partition(" ")
-        for rx, sig in _FORM_RE:
-            if rx.match(opcode):
-                break
-        else:
+        sig = next((sg for rx, sg in _FORM_RE if rx.match(opcode)), None)
+        if sig is None:
             raise PtxSyntaxError(f"line {ln}: instruction {opcode!r} is not in the grammar")
         ops = _split_operands(rest)
         if len(ops) != len(sig):
@@ -306,7 +307,12 @@ def _check(mod: Module, fragment_regs: dict | None) -> None:
             else:
                 td, ta, tb, tc = kinds
             d, a, b, c = ins.args
-            for vec, use, t, lay in ((a, "a", ta, la), (b, "b", tb, lb), (c, "c", tc, None), (d, "c", td, None)):
+            for vec, use, t, lay in (
+                (a, "a", ta, la),
+                (b, "b", tb, lb),
+                (c, "c", tc, None),
+                (d, "c", td, None),
+            ):
                 _vector(mod, ins, vec, shape, use, t, fragment_regs)
                 if use in ("a", "b"):
                     src = {made.get(r) for r in vec}
@@ -327,7 +333,9 @@ def _vector(mod, ins, vec, shape, use, t, fragment_regs) -> None:
     if fragment_regs is not None:
         n = fragment_regs.get((shape, use, t))
         if n is None:
-            raise PtxSyntaxError(f"line {ins.line}: no {shape} {use.upper()} fragment of type .{t} in the ISA")
+            raise PtxSyntaxError(
+                f"line {ins.line}: no {shape} {use.upper()} fragment of type .{t} in the ISA"
+            )
         if len(vec) != n:
             raise PtxSyntaxError(
                 f"line {ins.line}: {shape} {use.upper()} .{t} fragment is {n} registers, the vector has {len(vec)}"

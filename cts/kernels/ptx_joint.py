@@ -76,7 +76,7 @@ for _s in ("m16n16k16", "m8n32k16", "m32n8k16"):
     FRAGMENT_REGS[(_s, "c", "f16")] = 4  # .f16x2 each
     FRAGMENT_REGS[(_s, "c", "f32")] = 8
     FRAGMENT_REGS[(_s, "c", "s32")] = 8
-for (_s, _a, _b) in (("m16n16k16", 2, 2), ("m8n32k16", 1, 4), ("m32n8k16", 4, 1)):
+for _s, _a, _b in (("m16n16k16", 2, 2), ("m8n32k16", 1, 4), ("m32n8k16", 4, 1)):
     for _t in ("s8", "u8"):  # .b32, four elements each
         FRAGMENT_REGS[(_s, "a", _t)] = _a
         FRAGMENT_REGS[(_s, "b", _t)] = _b
@@ -176,7 +176,9 @@ def _decl(frags: list[Frag]) -> list[str]:
     return [f"\t.reg {f.cls} %{f.prefix}<{f.n}>;" for f in frags]
 
 
-def _load(use: str, layout: str, shape: str, t: str, f: Frag, ptr: str, stride: int, space: str = "global") -> str:
+def _load(
+    use: str, layout: str, shape: str, t: str, f: Frag, ptr: str, stride: int, space: str = "global"
+) -> str:
     return (
         f"\twmma.load.{use}.sync.aligned.{layout}.{shape}.{space}.{PTX_TYPE[t]} {f.vec()}, [{ptr}], {stride};"
     )

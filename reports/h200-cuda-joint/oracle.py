@@ -55,8 +55,13 @@ def mutants(cuda, cases, S) -> dict:
                 caught.append([c.id, why])
             elif kind == "error":
                 errors.append([c.id, why])
-        out[v] = {"what": WRONG_VARIANTS[v], "counts": dict(counts), "caught_by": caught, "errors": errors,
-                  "seconds": round(time.time() - t0, 1)}
+        out[v] = {
+            "what": WRONG_VARIANTS[v],
+            "counts": dict(counts),
+            "caught_by": caught,
+            "errors": errors,
+            "seconds": round(time.time() - t0, 1),
+        }
         print(v, dict(counts), f"{time.time() - t0:.1f} s", flush=True)
     cuda.ptx_variant = None
     return out
