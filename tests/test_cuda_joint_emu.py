@@ -150,3 +150,28 @@ def test_without_a_driver_every_cuda_joint_case_is_one_line_skip():
     for c in _cases()[:20] + [next(c for c in joint_cases(TIERS) if c.arch == "amx")]:
         why = b.unsupported(c)
         assert why and "\n" not in why and "driver" in why.lower()
+
+
+def test_nv_layout_sweep_completes_the_table():
+    """With joint_cases, every (row, shape, A/B/C/D layout) of the NVIDIA
+    table has a mad case, none twice; the emulated CUDA device passes them."""
+    from itertools import product
+
+    from cts.families.joint import COMBOS
+    from cts.families.joint_nv import joint_nv_layout_cases
+
+    extra = joint_nv_layout_cases(TIERS)
+    ids = [c.id for c in extra]
+    assert len(ids) == len(set(ids)) == 318
+    assert not set(ids) & {c.id for c in joint_cases(TIERS)}
+    have = {(c.arch, c.types, c.M, c.N, c.K, c.layouts) for c in _cases() + extra if c.op == "mad"}
+    want = {
+        (arch, (a, b, c, d), M, N, K, lay)
+        for arch, a, b, c, d, shapes, _ in COMBOS
+        if arch in ("sm70", "sm72", "sm80")
+        for M, N, K in shapes
+        for lay in product(("row", "col"), repeat=4)
+    }
+    assert want <= have and len(want) == 368
+    dev = EmulatedCudaJoint("sm_90")
+    assert all(run_joint(c, dev, 1, subgroups=2).verdict.passed for c in extra)
