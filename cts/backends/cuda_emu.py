@@ -28,6 +28,7 @@ import zlib
 import ml_dtypes
 import numpy as np
 
+from cts.backends.base import DeviceInfo
 from cts.backends.cuda_joint import CudaJoint
 from cts.errors import CaseError
 from cts.kernels.ptx_grammar import parse
@@ -307,6 +308,9 @@ class EmulatedCudaJoint(CudaJoint):
         self.ptx_variant = variant
         self.seed = seed
         self.texts: list[str] = []
+
+    def describe(self) -> DeviceInfo:
+        return DeviceInfo(backend="cuda-emulated", name="emulated CUDA device", version=self.chip)
 
     def unsupported(self, case) -> str | None:
         return self._joint_unsupported(case)

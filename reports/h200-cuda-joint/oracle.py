@@ -98,6 +98,43 @@ def compare(cuda, vk, cases, S) -> list:
     return rows
 
 
+def f64_rounding(cuda, tiles: int = 64) -> dict:
+    """f64 8x8x4 (the numerics fingerprint's probes do not reach a double
+    accumulator): random tiles, D compared with (1) the exact A x B + C
+    rounded once to nearest even, (2) a chain of fused multiply-adds in k
+    order starting from C, each rounded to nearest even."""
+    from fractions import Fraction
+
+    from cts.numerics.cuda import cuda_mma
+
+    rng = np.random.default_rng(7)
+    M, N, K = 8, 8, 4
+    A = rng.uniform(-1, 1, (tiles, M, K)) * 2.0 ** rng.integers(-30, 30, (tiles, M, K))
+    B = rng.uniform(-1, 1, (tiles, K, N)) * 2.0 ** rng.integers(-30, 30, (tiles, K, N))
+    C = rng.uniform(-1, 1, (tiles, M, N)) * 2.0 ** rng.integers(-30, 30, (tiles, M, N))
+    D = cuda_mma(cuda, "f64", "f64", M, N, K, A, B, C)
+    once = chain = both = total = 0
+    for s in range(tiles):
+        for i in range(M):
+            for j in range(N):
+                terms = [Fraction(A[s, i, k]) * Fraction(B[s, k, j]) for k in range(K)]
+                exact = float(sum(terms, Fraction(C[s, i, j])))
+                acc = Fraction(C[s, i, j])
+                for t in terms:
+                    acc = Fraction(float(acc + t))
+                d = D[s, i, j]
+                total += 1
+                once += d == exact
+                chain += d == float(acc)
+                both += d == exact and d == float(acc)
+    return {
+        "elements": total,
+        "equal_to_one_rounding": int(once),
+        "equal_to_fma_chain_c_first": int(chain),
+        "equal_to_both": int(both),
+    }
+
+
 def main() -> None:
     out = sys.argv[1]
     S = int(sys.argv[2]) if len(sys.argv) > 2 else 32
@@ -106,6 +143,11 @@ def main() -> None:
     cuda = make_backend("cuda")
     res = {"device": cuda.describe().as_dict(), "subgroups": S}
     res["mutants"] = mutants(cuda, mads, min(S, 8))
+    try:
+        res["f64_rounding"] = f64_rounding(cuda)
+        print("f64", res["f64_rounding"], flush=True)
+    except Exception as e:  # noqa: BLE001
+        res["f64_rounding"] = {"error": f"{type(e).__name__}: {e}"}
     try:
         vk = make_backend("vulkan")
         res["vulkan_device"] = vk.describe().as_dict()
