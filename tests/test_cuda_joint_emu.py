@@ -175,3 +175,22 @@ def test_nv_layout_sweep_completes_the_table():
     assert want <= have and len(want) == 368
     dev = EmulatedCudaJoint("sm_90")
     assert all(run_joint(c, dev, 1, subgroups=2).verdict.passed for c in extra)
+
+
+def test_sycl_stride_below_ptx_alignment_runs_with_a_note():
+    """f16 B of m32n8k16 with stride 8: the SYCL rule's 16 bytes, the PTX
+    fragment's 32: the case runs (DPC++ allows it) and the device records a
+    note that its verdict is outside the PTX ISA's promise."""
+    from cts.kernels.ptx_joint import alignment_gap
+
+    case = next(
+        c for c in _cases("sm70") if c.id.endswith("f16_f16_f32_f32-m32n8k16-mad-row_row_row_row-tight-exact")
+    )
+    dev = EmulatedCudaJoint()
+    assert run_joint(case, dev, 1, subgroups=2).verdict.passed
+    notes = dev.take_notes()
+    assert len(notes) == 1 and "B (f16) stride 8" in notes[0] and "9.7.14.4.2" in notes[0]
+    assert dev.take_notes() == []
+    square = _case(("f16", "f16", "f32", "f32"), 16, 16, 16)
+    assert alignment_gap(square, dict(sa=16, sb=16, sc=16, sd=16)) is None
+    assert alignment_gap(square, dict(sa=8, sb=16, sc=16, sd=16)) is not None

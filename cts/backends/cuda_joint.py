@@ -19,7 +19,15 @@ from __future__ import annotations
 import numpy as np
 
 from cts.errors import Unsupported
-from cts.kernels.ptx_joint import ENTRY, NV_ARCH_CC, buffer_names, joint_ptx, stride_skip, why_not
+from cts.kernels.ptx_joint import (
+    ENTRY,
+    NV_ARCH_CC,
+    alignment_gap,
+    buffer_names,
+    joint_ptx,
+    stride_skip,
+    why_not,
+)
 
 __all__ = ["CudaJoint", "MEM_DTYPE"]
 
@@ -62,6 +70,11 @@ class CudaJoint:
             )
         return None
 
+    def take_notes(self) -> list[str]:
+        """Findings of the cases run since the last call (report notes)."""
+        out, self._joint_notes = list(getattr(self, "_joint_notes", [])), []
+        return out
+
     def compute_capability(self) -> tuple[int, int]:
         major, minor = self.chip.split("_")[1][:-1], self.chip.split("_")[1][-1]
         return int(major), int(minor)
@@ -75,6 +88,9 @@ class CudaJoint:
         skip = stride_skip(case, strides)
         if skip:
             raise Unsupported(skip)
+        gap = alignment_gap(case, strides)
+        if gap:  # a report note (deduplicated there), as the case's verdict is outside PTX's promise
+            self._joint_notes = [*getattr(self, "_joint_notes", []), gap]
         types = _buffer_types(case)
         names = buffer_names(case)
         rows = {}

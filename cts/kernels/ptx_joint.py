@@ -48,6 +48,7 @@ __all__ = [
     "buffer_names",
     "why_not",
     "stride_skip",
+    "alignment_gap",
     "NV_ARCH_CC",
 ]
 
@@ -441,6 +442,11 @@ def _operands(case, strides: dict) -> list[tuple[str, str, str, int]]:
     return [("src", "c", ts, strides["s_src"]), ("dst", "c", td, strides["s_dst"])]
 
 
+def _fragment_bytes(shape: str, use: str, t: str) -> int:
+    pt = PTX_TYPE[t]
+    return FRAGMENT_REGS[(shape, use, pt)] * (8 if pt == "f64" else 4)
+
+
 def stride_skip(case, strides: dict) -> str | None:
     """A skip reason when a stride of the run breaks the rule that governs
     it: the SYCL CUDA rule for 16-bit (half, bf16) and 32-bit float (float,
@@ -451,17 +457,35 @@ def stride_skip(case, strides: dict) -> str | None:
     for buf, use, t, s in _operands(case, strides):
         if case.op == "fill" and buf == "src":
             continue
-        bits = MEM_BYTES[t] * 8
         if t in ("f16", "bf16", "f32", "tf32"):
-            need = 8 if bits == 16 else 4
+            need = 8 if MEM_BYTES[t] == 2 else 4
             if s % need:
                 return f"stride {s} of {buf} ({t}) is not a multiple of {need}: {SYCL_STRIDE_RULE}"
             continue
-        pt = PTX_TYPE[t]
-        frag_bytes = FRAGMENT_REGS[(shape, use, pt)] * (8 if pt == "f64" else 4)
+        frag_bytes = _fragment_bytes(shape, use, t)
         if (s * MEM_BYTES[t]) % frag_bytes:
             return (
                 f"stride {s} of {buf} ({t}: {s * MEM_BYTES[t]} bytes) is not a multiple of the {shape} "
                 f"{use.upper()} fragment's {frag_bytes} bytes: {PTX_ALIGN_RULE}"
+            )
+    return None
+
+
+def alignment_gap(case, strides: dict) -> str | None:
+    """A note when the strides meet the SYCL rule but not the PTX ISA's
+    alignment (16-bit and float operands whose fragment is larger than the
+    16 bytes the SYCL rule guarantees): the case runs, as DPC++ would run
+    it, but its result is outside what the PTX ISA promises, so a wrong
+    result would be the lowering's, not the driver's."""
+    shape = shape_name(case.M, case.N, case.K)
+    for buf, use, t, s in _operands(case, strides):
+        if case.op == "fill" and buf == "src":
+            continue
+        frag_bytes = _fragment_bytes(shape, use, t)
+        if (s * MEM_BYTES[t]) % frag_bytes:
+            return (
+                f"joint_matrix on CUDA, {shape} {use.upper()} ({t}) stride {s}: {s * MEM_BYTES[t]} bytes meets the "
+                f"SYCL rule but not the {frag_bytes}-byte fragment alignment of PTX ISA 9.7.14.4.2; the PTX result "
+                "is undefined there, so a wrong result would be the lowering's (DPC++'s rule), not the driver's"
             )
     return None
