@@ -192,3 +192,23 @@ def test_integer_satfinite_variant_is_the_only_saturation():
     assert ".satfinite" not in text
     c = next(c for c in _nv_cases() if c.op == "mad" and c.types[0] == "i8")
     assert ".satfinite" in joint_ptx(c, "sm_90", _strides(c), "satfinite_flipped")
+
+
+@pytest.mark.parametrize(
+    "chip, version",
+    [
+        ("sm_70", "7.0"),
+        ("sm_80", "7.0"),
+        ("sm_86", "7.1"),
+        ("sm_89", "7.8"),
+        ("sm_90", "7.8"),
+        ("sm_100", "8.6"),
+        ("sm_120", "8.7"),
+    ],
+)
+def test_ptx_version_knows_the_target(chip, version):
+    from cts.kernels.ptx_joint import ptx_version
+
+    assert ptx_version(chip) == version
+    c = next(c for c in _nv_cases() if c.op == "mad")
+    assert parse(joint_ptx(c, chip, _strides(c)), ISA_WMMA_FRAGMENTS).version == version

@@ -15,8 +15,8 @@ Written from the PTX ISA, not from the generator:
   more slots than elements: the extra slots repeat elements): a generator
   that relies on any particular distribution fails here.
 * ``wmma.mma`` multiplies the logical matrices: integers exactly, wrapped
-  to 32 bits (clamped with ``.satfinite``); floats in float64, rounded once
-  to the D type.
+  to 32 bits (clamped with ``.satfinite``); floats in float64 (exact for
+  the 16-bit and tf32 products and their sums here), rounded to the D type.
 * ``wmma.store.d`` writes each element from the first slot that holds it.
 * Scalar instructions act on all 32 lanes at once.
 """

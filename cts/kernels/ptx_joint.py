@@ -98,18 +98,17 @@ WRONG_VARIANTS: dict[str, str] = {
 }
 
 
+# (first compute capability, the PTX ISA version that introduced its target), newest first
+_TARGET_PTX = ((120, "8.7"), (100, "8.6"), (89, "7.8"), (87, "7.4"), (86, "7.1"), (70, "7.0"))
+
+
 def ptx_version(chip: str) -> str:
     """The PTX ISA version a module for ``chip`` (``sm_XY``) declares: the
-    first version that knows the target and the WMMA types used (bf16, tf32,
-    f64 WMMA: PTX ISA 7.0; sm_90: 7.8; sm_100: 8.6; sm_120: 8.7)."""
+    first version that knows the target (PTX ISA "Release Notes": sm_86 7.1,
+    sm_87 7.4, sm_89 and sm_90 7.8, sm_100 8.6, sm_120 8.7) and the WMMA
+    types used (bf16, tf32, f64 WMMA: 7.0)."""
     cc = int(chip.split("_")[1].rstrip("af"))
-    if cc >= 120:
-        return "8.7"
-    if cc >= 100:
-        return "8.6"
-    if cc >= 90:
-        return "7.8"
-    return "7.0"
+    return next(v for first, v in _TARGET_PTX if cc >= first)
 
 
 @dataclass(frozen=True)
