@@ -88,11 +88,12 @@ def _distribution(shape: str, use: str, t: str, seed: int) -> np.ndarray:
 class _Warp:
     def __init__(self, mod, mem: dict, seed: int):
         self.mod = mod
-        self.mem = mem  # param name -> bytearray view (numpy uint8)
+        self.mem = mem  # buffer name -> its bytes (numpy uint8 view of the tile's row)
         self.shared = {n: np.zeros(size, dtype=np.uint8) for n, size in mod.shared.items()}
         self.seed = seed
-        self.r: dict[str, object] = {}  # register -> (LANES,) array or fragment slot
-        self.frag_of: dict[str, tuple] = {}  # register -> (fragment, register number)
+        # register -> (LANES, k) values, an address (space, symbol, byte offset), or
+        # ("frag", fragment, register number, slots per register, (use, shape, type))
+        self.r: dict[str, object] = {}
 
     # ----------------------------------------------------------- memory
     def _buf(self, space: str, addr):
