@@ -1,5 +1,7 @@
 """Backend ``cuda``: the MLIR family through upstream MLIR's NVVM path on
-the CUDA driver (issue 18; specs/mlir-lowering.md "To PTX for CUDA").
+the CUDA driver (issue 18; specs/mlir-lowering.md "To PTX for CUDA"), and
+SYCL joint_matrix's NVIDIA rows as the WMMA PTX DPC++'s CUDA path emits
+(cts.backends.cuda_joint, cts.kernels.ptx_joint).
 
 A case's program (cts.families.mlir_program, the one the emulator
 interprets) becomes MLIR text with ``#nvvm.target<chip = sm_XY>`` (the
@@ -35,6 +37,7 @@ import numpy as np
 
 from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
 from cts.backends.cuda_device import recv, send
+from cts.backends.cuda_joint import CudaJoint
 from cts.errors import HarnessError, ToolchainError
 from cts.families.mlir import LANE_OPS
 from cts.families.mlir_program import case_program, program_from
@@ -46,7 +49,7 @@ __all__ = ["CudaBackend", "WARP"]
 WARP = 32
 
 
-class CudaBackend(Backend):
+class CudaBackend(CudaJoint, Backend):
     name = "cuda"
 
     def __init__(self, device: str | None = None):
@@ -148,6 +151,8 @@ class CudaBackend(Backend):
         self._open()
         if self.reason:
             return self.reason
+        if case.family == "joint_matrix":
+            return self._joint_unsupported(case)
         if case.op in LANE_OPS and case.sg != WARP:
             return f"case planned for subgroup size {case.sg}; a CUDA warp is {WARP}"
         return self._no_lowering(case)
@@ -201,9 +206,20 @@ class CudaBackend(Backend):
 
     def _execute(self, ptx: str, entry: str, prog, buffers: dict) -> dict:
         rows = {n: np.ascontiguousarray(buffers[n]) for n in prog.buffers}
+        return self._run_rows(
+            ptx, entry, prog.sg, rows, misaligned="convert-gpu-to-nvvm lowers the op without checking either"
+        )
+
+    def _run_rows(self, ptx: str, entry: str, block: int, rows: dict, misaligned: str = "") -> dict:
+        """Each subgroup row of ``rows`` (name -> (S, n) arrays) as one launch
+        of one block of ``block`` threads in the driver's child process;
+        ``misaligned``: what a misaligned-address fault adds about who wrote
+        the PTX."""
+        if self.reason:
+            raise Unsupported(self.reason)
         proc = self._child()
         try:
-            send(proc.stdin, (ptx, entry, prog.sg, rows))
+            send(proc.stdin, (ptx, entry, block, rows))
             kind, what = recv(proc.stdout)
         except (EOFError, BrokenPipeError, OSError):
             code = proc.wait()
@@ -213,10 +229,10 @@ class CudaBackend(Backend):
             return what
         if kind == "fault":
             self._stop()  # the fault is sticky there: a fresh process for the next case
-            if "misaligned" in what:  # the PTX ISA's wmma.load/store alignment rules, unchecked by mlir-opt
+            if "misaligned" in what:  # the PTX ISA's wmma.load/store alignment rules
                 what += (
                     " (wmma.load / wmma.store need a 16-byte multiple leadDimension and an aligned "
-                    "address; convert-gpu-to-nvvm lowers the op without checking either)"
+                    f"address{'; ' + misaligned if misaligned else ''})"
                 )
         raise CaseError(f"CUDA: {what}")
 

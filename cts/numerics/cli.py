@@ -6,7 +6,8 @@ random tiles (issue 8).  Writes ``fingerprint.json`` and ``fingerprint.md``
 Backends: ``emulator`` (the float MMA of the emulator, optionally through a
 device model: ``--emulator-model NAME``) and ``vulkan`` (cooperative matrix
 through ``cts.backends.vulkan`` (``cts.runs.coop.device_muladd``), else the
-self-contained runner ``cts.numerics.vk``).  ``--save-results`` keeps the
+self-contained runner ``cts.numerics.vk``) and ``cuda`` (joint_matrix's
+WMMA PTX, ``cts.numerics.cuda``).  ``--save-results`` keeps the
 device's results of the random tiles (.npz) so the model tier can be
 recomputed elsewhere with ``--from-saved DIR`` (no device needed).
 """
@@ -125,7 +126,13 @@ def targets_for(
         sel = {tuple(x[:2]) for x in _parse_targets(selection, [(a, c, 8, 16, 16) for a, c in _ROWS])}
         name = b.describe().name
         return [t for t in intel_targets(b, name) if (t.a_type, t.c_type) in sel]
-    raise ValueError(f"unknown backend {backend!r}; known: emulator, emulator-intel, opencl, vulkan")
+    if backend == "cuda":  # joint_matrix's WMMA PTX through the CUDA driver (cts.numerics.cuda)
+        from cts.numerics.cuda import CUDA_TARGETS, cuda_targets
+
+        if emulator_model:
+            raise ValueError("--emulator-model needs --backend emulator")
+        return cuda_targets(_parse_targets(selection, CUDA_TARGETS))
+    raise ValueError(f"unknown backend {backend!r}; known: emulator, emulator-intel, opencl, vulkan, cuda")
 
 
 _FLOATS = ("f16", "bf16", "f32")
@@ -216,7 +223,8 @@ def main(argv: list[str]) -> int:
         "--backend",
         default="emulator",
         help="emulator (default; its float MMA), emulator-intel (the emulator's Intel built-ins through "
-        "their register images), opencl (Intel built-ins on an OpenCL device), vulkan",
+        "their register images), opencl (Intel built-ins on an OpenCL device), vulkan, cuda (joint_matrix's "
+        "WMMA PTX: f16/bf16/tf32 + f32, f16 + f16, f64)",
     )
     ap.add_argument("--device", default=None, help="opencl: device index or name substring")
     ap.add_argument("--opencl-prelude", default=None, help="opencl: FILE or 'builtin' (layered built-ins)")
