@@ -134,6 +134,7 @@ def session_header(config: pytest.Config, selected: int) -> dict:
         "tiers": list(h.tiers),
         "subgroups": h.subgroups,
         "command": _command(),
+        **({"sweep": os.environ[_SWEEP]} if os.environ.get(_SWEEP) else {}),
         "cwd": os.getcwd(),
         "python": sys.version.split()[0],
         "numpy": numpy.__version__,
@@ -157,6 +158,11 @@ def session_header(config: pytest.Config, selected: int) -> dict:
     }
 
 
+# set by ``python -m cts sweep`` in each shard's environment: the launcher's command line, which
+# resumes the whole sweep (``cts.report.status.resume_command``); the name is cts.launch.SWEEP_COMMAND
+_SWEEP = "CTS_SWEEP_COMMAND"
+
+
 def _command() -> str:
     """This run's command line as a person would type it again."""
     argv = list(sys.argv)
@@ -168,9 +174,13 @@ def _command() -> str:
 def start_record(config: pytest.Config, selected: int, session: pytest.Session | None = None) -> None:
     """The controller's session header, once the run knows it runs cases
     (``selected`` > 0): nothing is written for ``--co`` or an empty
-    selection."""
+    selection, except by a shard of a sweep (``--shard``): its header says
+    the shard ran and selected nothing, so the merged run is not taken for
+    one that lacks a shard."""
     st = run_state(config)
-    if st is None or st.session_written or hasattr(config, "workerinput") or selected <= 0:
+    if st is None or st.session_written or hasattr(config, "workerinput"):
+        return
+    if selected <= 0 and not getattr(config.option, "cts_shard", None):
         return
     st.session_written = True
     st.selected = selected

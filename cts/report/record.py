@@ -208,6 +208,22 @@ class Record:
         )
 
 
+    def resumed_in(self, cfg: str) -> Record:
+        """The record of a resumed run in its configuration ``cfg``: the
+        verdicts recorded under other configurations are left out, and a
+        note says how many (``python -m cts report`` keeps them apart)."""
+        other = {r.get("cfg") for r in self.rows} - {cfg}
+        if not other:
+            return self
+        n = sum(1 for r in self.rows if r.get("cfg") != cfg)
+        rec = self.only(cfg)
+        rec.notes.append(
+            {"kind": "note", "cfg": cfg, "text": f"--resume: {n} recorded verdicts of {len(other)} other "
+             "configuration(s) are not part of this report (`python -m cts report` merges them, kept apart)"}
+        )  # fmt: skip
+        return rec
+
+
 def _t(row: dict) -> float:
     v = row.get("time")
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
