@@ -217,6 +217,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
             return
     for p in rec.problems[:5]:
         say(f"cts: journal problem: {p}", yellow=True)
+    if st is not None and getattr(config.option, "numprocesses", None):  # the workers' notes, said once
+        for text in dict.fromkeys(str(n.get("text")) for n in rec.notes if n.get("run") == st.run_id):
+            say(f"cts: {text}", yellow=True)
     for line in unfinished_lines(rec.only(mine)) + [missing_line(rec, mine)]:  # e.g. after Ctrl-C: the
         if line:  # command that continues the run, on the terminal as in the report
             say(f"cts: {line}", yellow=True)

@@ -25,6 +25,7 @@ from cts.report.journal import DEVICE_BAD, OUTCOMES, ident_label, rerun_of
 from cts.report.record import Record, read_record
 from cts.report.sections import by_section, first_line
 from cts.report.status import (
+    NOTHING_JUDGED,
     judged_line,
     missing_line,
     no_device,
@@ -530,8 +531,15 @@ def main(argv: list[str]) -> int:
         "into report.md, report.html and results.csv",
     )
     ap.add_argument("journals", nargs="+", metavar="JOURNAL_OR_DIR")
-    ap.add_argument("--out", required=True, metavar="DIR", help="folder for the reports")
+    ap.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="folder for the reports (default: DIR/merged for one folder given, else reports/merged)",
+    )
     a = ap.parse_args(argv)
+    if a.out is None:
+        a.out = default_out(a.journals)
     if not a.out.strip():
         raise ValueError("--out: empty path (name a folder)")
     rec = read_record(a.journals)
@@ -556,7 +564,7 @@ def main(argv: list[str]) -> int:
         print(line)
     tot = summarize(rec.rows)
     print(", ".join(f"{k} {v}" for k, v in tot.items() if v))
-    for line in not_judged_lines(tot) + _record_lines(rec) + unfinished_lines(rec):
+    for line in status_lines(rec.rows, rec):
         print(line)
     if len(rec.configs) > 1:
         print(f"{len(rec.configs)} configurations kept apart (see Runs merged)")
@@ -565,5 +573,13 @@ def main(argv: list[str]) -> int:
         print(f"not clean: {why}")
     # non-zero when anything is not a pass: a device verdict (failed, crash, timeout, unexpected
     # pass), a case not judged, verdicts that disagree between runs, a run that ended early, a
-    # rejected journal line
-    return 1 if bad else 0
+    # rejected journal line; and when nothing was judged for lack of a device
+    return 1 if bad else (NOTHING_JUDGED if no_device(rec) else 0)
+
+
+def default_out(journals: list[str]) -> str:
+    """``--out`` when none is given: ``merged`` inside the one folder given,
+    else ``reports/merged``."""
+    if len(journals) == 1 and os.path.isdir(journals[0]):
+        return os.path.join(journals[0], "merged")
+    return os.path.join("reports", "merged")

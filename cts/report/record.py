@@ -460,6 +460,7 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
                 info.session = info.session or row
                 info.heads.append(row)
             elif kind == "note":
+                row["run"] = info.run
                 notes.append(row)
             else:
                 info.end = row
