@@ -31,34 +31,15 @@ import sys
 import time
 from pathlib import Path
 
+from cts.argv import option_value as _option
+from cts.argv import option_values as _options
+from cts.argv import without as _without
 from cts.report.journal import check_run_id, new_run_id
 from cts.report.junit import merge_junit
 
 __all__ = ["main"]
 
 _OWN = ("-n", "--numprocesses", "--shard", "--journal-only")  # options the launcher sets itself
-
-
-def _option(args: list[str], name: str) -> str | None:
-    """The value of ``--name X`` / ``--name=X`` in pytest arguments (the last)."""
-    val = None
-    for i, a in enumerate(args):
-        if a == name and i + 1 < len(args):
-            val = args[i + 1]
-        elif a.startswith(name + "="):
-            val = a.split("=", 1)[1]
-    return val
-
-
-def _options(args: list[str], name: str) -> list[str]:
-    """Every value of ``--name X`` / ``--name=X`` in pytest arguments."""
-    vals = []
-    for i, a in enumerate(args):
-        if a == name and i + 1 < len(args):
-            vals.append(args[i + 1])
-        elif a.startswith(name + "="):
-            vals.append(a.split("=", 1)[1])
-    return vals
 
 
 def _refuse(args: list[str]) -> str | None:
@@ -559,19 +540,6 @@ class _Forked:
             pass
 
 
-def _without(args: list[str], names: tuple[str, ...]) -> list[str]:
-    """``args`` less every ``--name X`` / ``--name=X`` of ``names``."""
-    out, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-        elif a in names:
-            skip = True
-        elif not a.startswith(tuple(f"{n}=" for n in names)):
-            out.append(a)
-    return out
-
-
 def _merge(
     report: Path, run_id: str, ran: float, codes: list[int | None], interrupted: bool, resume: list[str] = ()
 ) -> int:
@@ -591,8 +559,8 @@ def _merge(
         print(f"cts sweep: no case recorded in {jdir} (shard exit codes {sorted(set(codes), key=str)})")
         return 2 if interrupted else (5 if set(codes) <= {5} else 3)
     mine = rec.runs[run_id].cfg if run_id in rec.runs else None
-    if mine is not None and resume and len({r.get("cfg") for r in rec.rows} - {mine}):
-        rec = rec.resumed_in(mine)
+    if resume:
+        rec = st.resumed_record(rec, mine)
     own = [r for r in rec.rows if r.get("run") == run_id]
     got: dict = {}
 

@@ -142,7 +142,9 @@ def test_cts_sweep_killed_by_sigkill_continues_with_the_command_the_report_print
 
 
 @pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
-def test_pytest_stopped_by_ctrl_c_prints_its_resume_command_and_continues_with_it(reference, tmp_path, workers):
+def test_pytest_stopped_by_ctrl_c_prints_its_resume_command_and_continues_with_it(
+    reference, tmp_path, workers
+):
     """After Ctrl-C the terminal shows the command that continues the run
     (not only KeyboardInterrupt), and that command completes the sweep."""
     d = tmp_path / "r"

@@ -322,6 +322,7 @@ def rerun_dir(report_dir: str) -> str:
     d = str(report_dir or "reports/latest").rstrip("/") or "/"
     return d if os.path.basename(d) == "rerun" else os.path.join(d, "rerun")
 
+
 from cts.plugin.record import RUN, journal_append  # noqa: E402  (the record reads HARNESS at call time)
 from cts.plugin.shard import shard_prefilter  # noqa: E402
 

@@ -116,6 +116,18 @@ def journal_append(config: pytest.Config, row: dict, session: pytest.Session | N
         return False
 
 
+def _device_fields(h) -> dict:
+    """The device of the session header; the emulator's version is the
+    suite's own (the emulator is part of it), so the report's "device
+    version" is never empty for it."""
+    dev = h.device.as_dict()
+    if not dev.get("version") and h.backend.name == "emulator":
+        from cts import __version__
+
+        dev["version"] = f"cts {__version__} (the suite's emulator)"
+    return dev
+
+
 def session_header(config: pytest.Config, selected: int) -> dict:
     h = _harness(config)
     import numpy
@@ -128,7 +140,7 @@ def session_header(config: pytest.Config, selected: int) -> dict:
         "selected": selected,
         "resumes": resumed_runs(config),
         "backend": h.backend.name,
-        "device": h.device.as_dict(),
+        "device": _device_fields(h),
         "seed": h.seed,
         "profile": h.profile.name,
         "tiers": list(h.tiers),

@@ -16,7 +16,7 @@ from cts.plugin.gcpolicy import paused_collection
 from cts.report.journal import check_run_id
 from cts.report.markdown import write_record
 from cts.report.record import read_record
-from cts.report.status import NOTHING_JUDGED, missing_line, record_status, unfinished_lines
+from cts.report.status import NOTHING_JUDGED, missing_line, record_status, resumed_record, unfinished_lines
 
 _CRASH_PLUGIN = "cts-crash-recorder"
 
@@ -190,8 +190,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
     with paused_collection():  # tens of thousands of rows, no cyclic garbage (cts/plugin/gcpolicy.py)
         rec = read_record(sources)
     mine = _cfg(config)
-    if resume and mine is not None:  # the report of this run is about its configuration; the others are noted
-        rec = rec.resumed_in(mine)
+    if resume:  # the report of this run is about its configuration; the others are noted
+        rec = resumed_record(rec, mine)
     if st is not None and not st.write_error and st.dir.exists():
         d = Path(config.option.report_dir)
         others = _other_runs(d / "journal", st.run_id, rec)

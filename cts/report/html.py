@@ -322,7 +322,7 @@ def _failures(rows: list[dict]) -> str:
             f"<td>{e(r.get('family'))}</td><td>{e(r.get('case_id') or r.get('nodeid'))}</td>"
             f'<td data-v="{e(ratio if ratio is not None else -1)}">{e(_ratio_text(r, ratio))}</td>'
             f"<td>{e(r.get('duration'))}</td>"
-            f"<td>{e(first_line(r, 200))}<br>rerun: <code class=\"rerun\">{e(rerun_of(r))}</code>"
+            f'<td>{e(first_line(r, 200))}<br>rerun: <code class="rerun">{e(rerun_of(r))}</code>'
             f"<details><summary>whole reason</summary><pre>{e(reason[:6000])}</pre></details></td></tr>"
         )
     out.append("</tbody></table>")
@@ -483,7 +483,9 @@ def html_report(
     parts.append(error_plot(rows))
     xf = [r for r in rows if r.get("outcome") == "xfailed"]
     if xf:
-        parts.append(f'<h2 id="expected-failures">Expected failures ({len(xf)}, from expectations files)</h2>')
+        parts.append(
+            f'<h2 id="expected-failures">Expected failures ({len(xf)}, from expectations files)</h2>'
+        )
         parts.append(
             f"<details><summary>{len(xf)} cases listed as known failures</summary>"
             '<table class="sortable"><thead><tr><th>case</th><th>entry</th></tr></thead><tbody>'
@@ -503,9 +505,7 @@ _BADGE_HOME = {"passed": "matrices", "skipped": "coverage", "xfailed": "expected
 def _badge(outcome: str, n: int, filled) -> str:
     """A totals badge that links to the section listing its cases."""
     home = section_of_outcome(outcome, filled) or _BADGE_HOME.get(outcome, "coverage")
-    return (
-        f'<a class="badge" style="background:{COLOURS[outcome]}" href="#{e(home)}">{e(outcome)} {n}</a>'
-    )
+    return f'<a class="badge" style="background:{COLOURS[outcome]}" href="#{e(home)}">{e(outcome)} {n}</a>'
 
 
 # rules that judge against a non-zero bound (reference/tolerance.py; cts/runs/coop.py's

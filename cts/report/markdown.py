@@ -189,7 +189,9 @@ def markdown_report(
     out += [f"* {'**' if line.startswith(_LOUD) else ''}{md_text(line)}{'**' if line.startswith(_LOUD) else ''}"
             for line in lines] + ([""] if lines else [])  # fmt: skip
     for sec, got in filled:
-        if got or sec.key == "device-verdicts":  # "none" said for the device verdicts, the others only when any
+        if (
+            got or sec.key == "device-verdicts"
+        ):  # "none" said for the device verdicts, the others only when any
             out += [f'<a id="{sec.key}"></a>', "", f"## {sec.title} ({len(got)})", ""]
             out += ([sec.blurb, ""] if sec.blurb and got else []) + _case_list(got, names)
     flaky = [r for r in rows if r.get("changed") or r.get("flaky_outcome")]

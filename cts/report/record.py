@@ -36,6 +36,7 @@ from cts.report.journal import (
     VERDICTS,
     fault_log_of,
     ident_key,
+    legacy_ident,
     row_problem,
     with_defaults,
 )
@@ -208,22 +209,6 @@ class Record:
         )
 
 
-    def resumed_in(self, cfg: str) -> Record:
-        """The record of a resumed run in its configuration ``cfg``: the
-        verdicts recorded under other configurations are left out, and a
-        note says how many (``python -m cts report`` keeps them apart)."""
-        other = {r.get("cfg") for r in self.rows} - {cfg}
-        if not other:
-            return self
-        n = sum(1 for r in self.rows if r.get("cfg") != cfg)
-        rec = self.only(cfg)
-        rec.notes.append(
-            {"kind": "note", "cfg": cfg, "text": f"--resume: {n} recorded verdicts of {len(other)} other "
-             "configuration(s) are not part of this report (`python -m cts report` merges them, kept apart)"}
-        )  # fmt: skip
-        return rec
-
-
 def _t(row: dict) -> float:
     v = row.get("time")
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else 0.0
@@ -270,26 +255,6 @@ def _from_start(start: dict, crash: dict | None) -> dict:
             "not a verdict; --resume runs it again"
         )
     return row
-
-
-def _legacy_ident(rows: list[dict]) -> dict:
-    """The configuration of a schema-1 folder: from its session header, else
-    from its first case row that names a device."""
-    for r in rows:
-        if r.get("kind") == "session":
-            dev = r.get("device") or {}
-            return {
-                "schema": 1, "backend": r.get("backend"), "device": dev.get("name"),
-                "driver": dev.get("driver"), "version": dev.get("version"),
-                "seed": str(r.get("seed")), "profile": r.get("profile") or "default",
-            }  # fmt: skip
-    for r in rows:
-        if r.get("device"):
-            return {
-                "schema": 1, "backend": r.get("backend"), "device": r.get("device"),
-                "driver": r.get("driver"), "seed": str(r.get("seed")), "profile": r.get("profile") or "default",
-            }  # fmt: skip
-    return {"schema": 1}
 
 
 def _parse_file(f: Path) -> tuple[list[tuple[dict | None, list[dict], int, _Section]], list[str]]:
@@ -440,7 +405,7 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
             info = runs.setdefault(run, RunInfo(run, cfg, header["ident"]))
             parsed.append((info, f, sec))
     for folder, files in legacy.items():
-        ident = _legacy_ident([r for _, rows, _ in files for r in rows])
+        ident = legacy_ident([r for _, rows, _ in files for r in rows])
         run = "schema1:" + folder
         info = runs.setdefault(run, RunInfo(run, ident_key(ident), ident, schema=1))
         for f, _rows, sec in files:

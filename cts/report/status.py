@@ -13,6 +13,7 @@ import shlex
 from collections import Counter
 from pathlib import Path
 
+from cts.argv import without
 from cts.report.journal import BAD_OUTCOMES
 from cts.report.record import Record, RunInfo
 
@@ -25,6 +26,7 @@ __all__ = [
     "judged_line",
     "resume_command",
     "no_device",
+    "resumed_record",
 ]
 
 # the exit status of a run in which no case was judged because the backend found no device (its
@@ -60,17 +62,20 @@ def record_status(rec: Record, cfg: str | None = None) -> tuple[bool, str]:
     return bool(why), ", ".join(why)
 
 
-def _strip_option(args: list[str], name: str) -> list[str]:
-    """``args`` less every ``NAME VALUE`` / ``NAME=VALUE``."""
-    out, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-        elif a == name:
-            skip = True
-        elif not a.startswith(name + "="):
-            out.append(a)
-    return out
+def resumed_record(rec: Record, cfg: str | None) -> Record:
+    """The record of a resumed run in its configuration ``cfg``: the
+    verdicts recorded under other configurations are left out, and a note
+    says how many (``python -m cts report`` keeps them apart)."""
+    other = {r.get("cfg") for r in rec.rows} - {cfg}
+    if cfg is None or not other:
+        return rec
+    n = sum(1 for r in rec.rows if r.get("cfg") != cfg)
+    mine = rec.only(cfg)
+    mine.notes.append(
+        {"kind": "note", "cfg": cfg, "text": f"--resume: {n} recorded verdicts of {len(other)} other "
+         "configuration(s) are not part of this report (`python -m cts report` merges them, kept apart)"}
+    )  # fmt: skip
+    return mine
 
 
 def resume_command(run: RunInfo) -> str:
@@ -88,7 +93,7 @@ def resume_command(run: RunInfo) -> str:
         args = []
     if not args:
         args = ["pytest", "..."]
-    args = _strip_option(args, "--run-id")
+    args = without(args, ("--run-id",))
     where = str(Path(run.files[0]).parent) if run.files else "REPORT_DIR/journal"
     return shlex.join([*args, "--resume", where])
 
