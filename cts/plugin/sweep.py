@@ -126,6 +126,14 @@ def _stop_reason(session: pytest.Session) -> str:
     return f"{session.shouldstop or ''} {getattr(dsession, 'shouldstop', '') or ''}".strip()
 
 
+def _journal_failed(session: pytest.Session) -> bool:
+    """A journal write failed in this process or (xdist) in a worker."""
+    from cts.plugin.record import RUN
+
+    st = session.config.stash.get(RUN, None)
+    return bool(st is not None and st.write_error) or "cannot write the journal" in _stop_reason(session)
+
+
 def _end_status(session: pytest.Session, exitstatus) -> str:
     from cts.plugin.record import RUN
 
@@ -212,7 +220,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
                 say(f"cts report: {p}")
         except OSError as e:  # the record is kept; its report is not: exit 3 whatever the verdicts
             say(f"cts report: {e}", red=True)
-            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            # (also where a journal write error stopped an xdist run, which pytest-xdist ends as
+            # "interrupted": whether the report still fits under the same limit depends on how many
+            # rows the workers wrote before the stop, and the status must not)
+            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or _journal_failed(
+                session
+            ):
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             return
     for p in rec.problems[:5]:
@@ -223,9 +236,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
     for line in unfinished_lines(rec.only(mine)) + [missing_line(rec, mine)]:  # e.g. after Ctrl-C: the
         if line:  # command that continues the run, on the terminal as in the report
             say(f"cts: {line}", yellow=True)
-    if (st is not None and st.write_error) or "cannot write the journal" in _stop_reason(session):
-        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR  # (a worker's write error reaches the
-        return  # controller as its stop reason)
+    if _journal_failed(session):  # (a worker's write error reaches the controller as its stop reason)
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        return
     if not resume and session.exitstatus != pytest.ExitCode.OK:
         _nothing_judged(session, say)
         return
