@@ -21,15 +21,6 @@ import pytest
 from cts.report.journal import Journal, file_header
 from cts.report.markdown import markdown_report
 from cts.report.record import read_record
-from cts.report.status import (
-    NOTHING_JUDGED,
-    judged_line,
-    missing_line,
-    no_device,
-    record_status,
-    resume_command,
-    unfinished_lines,
-)
 from tests.test_sweep import ROOT, cts_report, results, run_cts
 from tests.test_sweep_resume import _env, _own, sweep
 
@@ -37,6 +28,17 @@ INTEL = "cases/test_intel_mma.py"
 Q = ["-q", "-p", "no:randomly"]
 NO_VULKAN = {"VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "/nonexistent/icd.json"}
 NO_CUDA = {"CUDA_VISIBLE_DEVICES": ""}  # a driver that is there sees no device: the same verdict
+NOTHING_JUDGED = (
+    5  # cts.report.status.NOTHING_JUDGED (a literal: these end-to-end tests also run on older code)
+)
+
+
+def status():
+    """cts.report.status, imported by the tests of its functions only."""
+    import cts.report.status as st
+
+    assert st.NOTHING_JUDGED == NOTHING_JUDGED
+    return st
 
 
 # ------------------------------------------------------------ no device
@@ -87,8 +89,8 @@ def test_a_device_that_claims_none_of_the_cases_is_a_clean_all_skipped_run(tmp_p
         j.append({"kind": "end", "status": "complete", "selected": 3, "time": 2.0})
         j.close()
         rec = read_record([tmp_path / device["name"]])
-        assert not record_status(rec)[0]
-        assert bool(no_device(rec)) == expect_bad and bool(judged_line(rec)) != expect_bad
+        assert not status().record_status(rec)[0]
+        assert bool(status().no_device(rec)) == expect_bad and bool(status().judged_line(rec)) != expect_bad
         rep = cts_report(str(tmp_path / device["name"]), "--out", str(tmp_path / "out"))
         assert rep.returncode == (NOTHING_JUDGED if expect_bad else 0), rep.stdout
         assert sum("no case was judged" in ln for ln in rep.stdout.splitlines()) == 1, rep.stdout
@@ -162,7 +164,7 @@ def _rows(n: int, outcome: str = "passed", start: int = 0) -> list[dict]:
 def test_a_truncated_journal_says_how_many_selected_cases_it_lacks(tmp_path):
     _journal(tmp_path / "r1" / "main-1.jsonl", "r1", _rows(505), 648, ended=False)
     rec = read_record([tmp_path])
-    assert missing_line(rec).startswith("missing: 143 selected cases have no verdict")
+    assert status().missing_line(rec).startswith("missing: 143 selected cases have no verdict")
     md = markdown_report(rec.rows, [*rec.sessions, *rec.notes], rec)
     head = md.split("\n## ")[0]
     assert "total 505" in head and "missing: 143 selected cases" in head, head
@@ -172,7 +174,7 @@ def test_a_shard_that_selected_nothing_is_not_missing_and_a_missing_one_is_named
     for k, n in ((1, 4), (2, 0)):  # shard 2 selected nothing: its session says so
         _journal(tmp_path / "a" / "r" / f"shard{k}of2-main-{k}.jsonl", "r", _rows(n), n, ended=True,
                  options={"shard": f"{k}/2"})  # fmt: skip
-    assert record_status(read_record([tmp_path / "a"])) == (False, "")
+    assert status().record_status(read_record([tmp_path / "a"])) == (False, "")
     _journal(
         tmp_path / "b" / "r" / "shard1of2-main-1.jsonl",
         "r",
@@ -181,7 +183,7 @@ def test_a_shard_that_selected_nothing_is_not_missing_and_a_missing_one_is_named
         ended=True,
         options={"shard": "1/2"},
     )
-    bad, why = record_status(read_record([tmp_path / "b"]))
+    bad, why = status().record_status(read_record([tmp_path / "b"]))
     assert bad and why == "run r has no journal of shard(s) 2/2", why  # not "1 runs ended early"
 
 
@@ -191,10 +193,10 @@ def test_the_resume_command_of_a_sweep_is_the_launchers_without_its_run_id(tmp_p
              options={"shard": "1/2"}, sweep=launcher, command="pytest cases --shard 1/2 --journal-only")  # fmt: skip
     rec = read_record([tmp_path])
     (run,) = rec.runs.values()
-    cmd = shlex.split(resume_command(run))
+    cmd = shlex.split(status().resume_command(run))
     assert cmd[:5] == ["python", "-m", "cts", "sweep", "-j"] and "--run-id" not in cmd and "a and b" in cmd
     assert cmd[-2:] == ["--resume", str(tmp_path / "fixed")] and "--shard" not in cmd
-    (line,) = unfinished_lines(rec)
+    (line,) = status().unfinished_lines(rec)
     assert "resume with: python -m cts sweep" in line and "of shard(s)" not in line, line
 
 
