@@ -186,8 +186,12 @@ def markdown_report(
     n_tool = sum(1 for r in rows if r.get("outcome") == "error" and r.get("toolchain"))
     if n_tool:
         lines.insert(1, f"of these, {n_tool} toolchain verdicts: the compiler refused cases the spec allows")
-    out += [f"* {'**' if line.startswith(_LOUD) else ''}{md_text(line)}{'**' if line.startswith(_LOUD) else ''}"
-            for line in lines] + ([""] if lines else [])  # fmt: skip
+    for line in lines:
+        words, _, cmd = line.partition("; resume with: ")  # the command in a block: copied as it is
+        loud = "**" if line.startswith(_LOUD) else ""
+        out.append(f"* {loud}{md_text(words)}{'; resume with:' if cmd else ''}{loud}")
+        out += ["", *("  " + ln for ln in md_block(cmd, "sh")), ""] if cmd else []
+    out += [""] if lines else []
     for sec, got in filled:
         if (
             got or sec.key == "device-verdicts"
