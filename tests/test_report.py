@@ -271,7 +271,9 @@ def test_every_failure_has_a_rerun_command_even_without_a_recorded_one():
     assert "```sh\n  pytest 'cases/t.py::test_x[b c]' --backend opencl" in markdown_report([crash], [])
     bare = {"nodeid": "cases/t.py::test_x[z]", "outcome": "crash", "time": 2.0}  # no family/backend/device
     assert "```sh\n  pytest 'cases/t.py::test_x[z]'\n  ```" in markdown_report([crash, bare], [])
-    assert '<code class="rerun">pytest &#x27;cases/t.py::test_x[z]&#x27;</code>' in html_report([bare, crash], [])
+    assert '<code class="rerun">pytest &#x27;cases/t.py::test_x[z]&#x27;</code>' in html_report(
+        [bare, crash], []
+    )
 
 
 def test_html_opens_in_headless_chromium_without_errors_or_network(tmp_path):
