@@ -258,6 +258,11 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
 _JUDGED_STATS = ("passed", "failed", "error", "xfailed", "xpassed")
 
 
+def _self_test(nodeid: str) -> bool:
+    """A node id of the suite's own tests (``tests/``), not a conformance case."""
+    return Path(nodeid.split("::", 1)[0]).parent.name == "tests"
+
+
 def _nothing_judged(session: pytest.Session, say) -> None:
     """A run that judged no case says so in one line: exit 5
     (``NOTHING_JUDGED``) when its backend found no device (no loader, no
@@ -272,7 +277,7 @@ def _nothing_judged(session: pytest.Session, say) -> None:
     stats = tr.stats
     if any(r for k in _JUDGED_STATS for r in stats.get(k, []) if getattr(r, "when", "call") != "teardown"):
         return
-    skipped = stats.get("skipped", [])
+    skipped = [r for r in stats.get("skipped", []) if not _self_test(getattr(r, "nodeid", ""))]
     if not skipped:
         return
     reason = (h.device.extra or {}).get("reason")
