@@ -252,3 +252,26 @@ def test_journal_notes_name_their_run(tmp_path):
     j.close()
     assert [(n["run"], n["text"]) for n in read_record([tmp_path]).notes] == [("r", "hello")]
     assert json.loads((tmp_path / "r" / "main-1.jsonl").read_text().splitlines()[1])["kind"] == "note"
+
+
+def test_a_ci_shard_killed_and_run_again_under_its_run_id_completes_the_run(tmp_path):
+    """Shards of a CI job matrix (``--shard K/N --run-id P``, merged by
+    ``python -m cts report``): shard 1 killed, its printed resume command
+    keeps ``--run-id P``, and its newer complete session replaces the
+    killed one; before that the run is unfinished."""
+    j = tmp_path / "P"
+    cmd = "pytest cases --shard 1/2 --run-id P --journal-only --report-dir out"
+    _journal(
+        j / "shard1of2-main-1.jsonl", "P", _rows(2), 4, ended=False, options={"shard": "1/2"}, command=cmd
+    )
+    _journal(j / "shard2of2-main-2.jsonl", "P", _rows(3, start=10), 3, ended=True, options={"shard": "2/2"})
+    rec = read_record([tmp_path])
+    assert status().record_status(rec) == (True, "1 run ended early")
+    (line,) = status().unfinished_lines(rec)
+    again = shlex.split(line.split("resume with: ", 1)[1])
+    assert again[again.index("--run-id") + 1] == "P" and again[-2:] == ["--resume", str(j)], again
+    rows = [dict(r, time=20.0 + i) for i, r in enumerate(_rows(4))]
+    # the job run again: a newer session of shard 1/2 (it starts after the killed one)
+    _journal(j / "shard1of2-main-3.jsonl", "P", rows, 4, ended=True, options={"shard": "1/2"}, time=15.0)
+    rec = read_record([tmp_path])
+    assert status().record_status(rec) == (False, "") and len(rec.rows) == 7

@@ -136,7 +136,7 @@ class RunInfo:
             return "no session header (worker journals only)"
         ended = {e.get("_proc"): e for e in self.ends}
         statuses = []
-        for h in self.heads:
+        for h in self._last_per_shard():
             e = ended.get(h.get("_proc"))
             statuses.append("killed (no end record)" if e is None else str(e.get("status") or "complete"))
         bad = [st for st in statuses if st != "complete"]
@@ -146,6 +146,21 @@ class RunInfo:
         if not bad:
             return "complete"
         return bad[0] + (f" (in {len(bad)} of {len(statuses)} sessions)" if len(statuses) > 1 else "")
+
+    def _last_per_shard(self) -> list[dict]:
+        """The sessions that decide the status: every one, except that of
+        the sessions of one shard (``--shard K/N`` given again with the
+        run's ``--run-id`` and ``--resume``: a CI job run again) only the
+        newest counts."""
+        last: dict[str, dict] = {}
+        out = []
+        for h in self.heads:
+            shard = str((h.get("options") or {}).get("shard") or "")
+            if not shard:
+                out.append(h)
+            elif shard not in last or _t(h) >= _t(last[shard]):
+                last[shard] = h
+        return out + list(last.values())
 
     @property
     def missing_shards(self) -> list[str]:

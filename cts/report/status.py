@@ -84,7 +84,9 @@ def resume_command(run: RunInfo) -> str:
     the run was a sweep's shards, never one shard's own pytest line) with
     ``--resume`` of the run's journal folder added (the folders it resumed
     itself stay in the command) and its ``--run-id`` left out (the
-    continuation is a run of its own, which covers this one)."""
+    continuation is a run of its own, which covers this one), except for
+    one shard of a CI job matrix: run again under its run id, its new
+    session replaces the one that ended early."""
     heads = [h for h in run.heads if h.get("sweep")] or ([run.session] if run.session else [])
     text = str((heads[0] if heads else {}).get("sweep") or run.command or "")
     try:
@@ -93,9 +95,15 @@ def resume_command(run: RunInfo) -> str:
         args = []
     if not args:
         args = ["pytest", "..."]
-    args = without(args, ("--run-id",))
+    if _is_sweep(run) or not _sharded(run):  # a run of its own, which covers this one
+        args = without(args, ("--run-id",))
+    # (a CI job's shard keeps the run id: its new session replaces the one that ended early)
     where = str(Path(run.files[0]).parent) if run.files else "REPORT_DIR/journal"
     return shlex.join([*args, "--resume", where])
+
+
+def _sharded(run: RunInfo) -> bool:
+    return any((h.get("options") or {}).get("shard") for h in run.heads)
 
 
 def _is_sweep(run: RunInfo) -> bool:
