@@ -25,28 +25,21 @@ import argparse
 import gc
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from cts.argv import option_value as _option
+from cts.argv import option_values as _options
+from cts.argv import without as _without
 from cts.report.journal import check_run_id, new_run_id
 from cts.report.junit import merge_junit
 
 __all__ = ["main"]
 
 _OWN = ("-n", "--numprocesses", "--shard", "--journal-only")  # options the launcher sets itself
-
-
-def _option(args: list[str], name: str) -> str | None:
-    """The value of ``--name X`` / ``--name=X`` in pytest arguments (the last)."""
-    val = None
-    for i, a in enumerate(args):
-        if a == name and i + 1 < len(args):
-            val = args[i + 1]
-        elif a.startswith(name + "="):
-            val = a.split("=", 1)[1]
-    return val
 
 
 def _refuse(args: list[str]) -> str | None:
@@ -168,6 +161,7 @@ def main(argv: list[str]) -> int:
         "modules in $XDG_CACHE_HOME/cts/pycache, outside the source tree)",
     )
     a, pytest_args = ap.parse_known_args(argv)
+    sweep_command = shlex.join(["python", "-m", "cts", "sweep", *argv])  # what --resume of this run repeats
     if pytest_args[:1] == ["--"]:
         pytest_args = pytest_args[1:]
     if not 1 <= a.jobs <= 1024:
@@ -180,6 +174,7 @@ def main(argv: list[str]) -> int:
     if _option(pytest_args, "--run-id") is None:
         pytest_args = [*pytest_args, "--run-id", run_id]
     report = Path(_option(pytest_args, "--report-dir") or "reports/latest")
+    resume = _options(pytest_args, "--resume")  # the merge covers them too: the whole sweep
     logs = report / "logs" / run_id
     try:
         logs.mkdir(parents=True, exist_ok=True)
@@ -236,11 +231,12 @@ def main(argv: list[str]) -> int:
                     "-W",
                     "ignore:Module already imported so cannot be rewritten:pytest.PytestAssertRewriteWarning",
                 ]
-                procs.append((k, _Forked([*quiet, *args], log), log))
+                procs.append((k, _Forked([*quiet, *args], log, {SWEEP_COMMAND: sweep_command}), log))
                 continue
             with open(log, "w") as out:
                 cmd = [sys.executable, "-m", "pytest", *args]
-                procs.append((k, subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT), log))
+                env = {**os.environ, SWEEP_COMMAND: sweep_command}
+                procs.append((k, subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env), log))
         if fork:  # now it only reads journals, writes reports: no collector walk (14% of the reading)
             gc.disable()
         _wait_all(procs, report / "journal" / run_id, n)
@@ -266,8 +262,12 @@ def main(argv: list[str]) -> int:
         return 4
     if junit:
         merge_junit([logs / f"shard{k}of{n}.xml" for k in range(1, n + 1)], Path(junit))
-    return _merge(report, run_id, ran, codes, interrupted)
+    return _merge(report, run_id, ran, codes, interrupted, resume)
 
+
+# the environment variable through which a shard records the launcher's command (its session
+# header's ``sweep``): the command that resumes the sweep is the launcher's, not one shard's
+SWEEP_COMMAND = "CTS_SWEEP_COMMAND"
 
 _ALL_PLUGINS = "CTS_SWEEP_PLUGINS"
 
@@ -477,7 +477,7 @@ class _Forked:
     its terminal output in ``log``; ``wait``/``kill``/``returncode`` as
     ``subprocess.Popen``."""
 
-    def __init__(self, args: list[str], log: Path):
+    def __init__(self, args: list[str], log: Path, env: dict[str, str] | None = None):
         self.returncode: int | None = None
         sys.stdout.flush()
         sys.stderr.flush()
@@ -489,6 +489,7 @@ class _Forked:
                 os.dup2(fd, 1)
                 os.dup2(fd, 2)
                 os.close(fd)
+                os.environ.update(env or {})  # this child's only
                 sys.argv = ["pytest", *args]  # the session header records the shard's own command
                 import pytest
 
@@ -539,31 +540,28 @@ class _Forked:
             pass
 
 
-def _without(args: list[str], names: tuple[str, ...]) -> list[str]:
-    """``args`` less every ``--name X`` / ``--name=X`` of ``names``."""
-    out, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-        elif a in names:
-            skip = True
-        elif not a.startswith(tuple(f"{n}=" for n in names)):
-            out.append(a)
-    return out
-
-
-def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], interrupted: bool) -> int:
+def _merge(
+    report: Path, run_id: str, ran: float, codes: list[int | None], interrupted: bool, resume: list[str] = ()
+) -> int:
+    """The sweep's record (this run's journals and those it resumed, in
+    this run's configuration), its reports, its summary and exit status."""
     from cts.plugin.shard import write_durations
     from cts.report import markdown as rep
+    from cts.report import status as st
     from cts.report.record import read_record
     from cts.report.terminal import failure_lines
 
     t1 = time.perf_counter()
     jdir = report / "journal" / run_id
-    rec = read_record([jdir]) if jdir.exists() else None
+    sources = ([jdir] if jdir.exists() else []) + [Path(p) for p in resume if os.path.exists(p)]
+    rec = read_record(sources) if sources else None
     if rec is None or not rec.rows:
         print(f"cts sweep: no case recorded in {jdir} (shard exit codes {sorted(set(codes), key=str)})")
         return 2 if interrupted else (5 if set(codes) <= {5} else 3)
+    mine = rec.runs[run_id].cfg if run_id in rec.runs else None
+    if resume:
+        rec = st.resumed_record(rec, mine)
+    own = [r for r in rec.rows if r.get("run") == run_id]
     got: dict = {}
 
     def meanwhile() -> None:  # while children build the markdown and the HTML (one-threaded launcher)
@@ -577,8 +575,9 @@ def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], inter
     for line in failure_lines(rec.rows, record=rec):  # as pytest's short summary, before the totals
         print(line)
     print(", ".join(f"{v} {k}" for k, v in tot.items() if v and k != "total")
-          + f" in {ran:.2f}s ({len(codes)} shards) + {merged:.2f}s merge")  # fmt: skip
-    for line in rep.not_judged_lines(tot) + rep.unfinished_lines(rec):
+          + f" in {ran:.2f}s ({len(codes)} shards) + {merged:.2f}s merge"
+          + (f"; {len(own)} judged now, {len(rec.rows) - len(own)} recorded before (--resume)" if resume else ""))  # fmt: skip
+    for line in rep.status_lines(rec.rows, rec):
         print(line)
     for p in rec.problems[:5]:
         print(f"cts sweep: journal problem: {p}")
@@ -586,7 +585,10 @@ def _merge(report: Path, run_id: str, ran: float, codes: list[int | None], inter
         return 2
     if 3 in codes or any(c is None or c < 0 for c in codes):  # a shard died or hit an internal error
         return 3
-    bad, why = rep.record_status(rec)
+    bad, why = st.record_status(rec)
     if bad:
         print(f"cts sweep: not clean: {why}")
-    return 1 if bad else 0
+        return 1
+    if st.no_device(rec):
+        return st.NOTHING_JUDGED
+    return 0

@@ -5,6 +5,7 @@ intel-opencl-rt) skip with a reason when it is absent."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -191,6 +192,11 @@ def cache(tmp_path_factory) -> Path:
 @needs_intel
 def test_devices_command_shows_subgroups_and_spirv():
     r = subprocess.run([sys.executable, "-m", "cts", "devices"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr  # the overview: every backend, each device with its selector
+    assert re.search(r"\[\d+\] Intel\(R\) OpenCL: .*: --backend opencl --device \d+", r.stdout), r.stdout
+    assert "\nvulkan: " in r.stdout and "\ncuda: " in r.stdout
+    r = subprocess.run([sys.executable, "-m", "cts", "devices", "--backend", "opencl"], cwd=ROOT,
+                       capture_output=True, text=True)  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "Intel(R) OpenCL" in r.stdout
     assert "subgroup_sizes                   4, 8, 16, 32, 64" in r.stdout

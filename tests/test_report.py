@@ -193,7 +193,8 @@ def test_html_is_self_contained_and_escapes_driver_strings():
     p.feed(page)
     names = [t for t, _ in p.tags]
     assert names.count("script") == 1 and "img" not in names  # only the page's own sorting script
-    assert not [a for _, at in p.tags for k, a in at.items() if k in ("src", "href") or k.startswith("on")]
+    links = [a for _, at in p.tags for k, a in at.items() if k in ("src", "href") or k.startswith("on")]
+    assert links and all(re.fullmatch(r"#[a-z-]+", a) for a in links), links  # in-page anchors only
     assert not re.search(r"url\(|@import", page, re.I) and "link" not in names and "iframe" not in names
     assert "http" not in page.replace("https://t/1", "")  # the only URL is a tracker link given as text
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
@@ -205,7 +206,7 @@ def test_html_report_has_matrix_plot_failures_and_environment():
     rows, sess = _hostile_rows()
     page = html_report(rows, sess)
     assert "<h3>intel_mma</h3>" in page and "M=1" in page and "M=8" in page  # matrix columns
-    assert 'class="sortable" id="failures"' in page and "remove the entry" in page
+    assert '<h2 id="device-verdicts">' in page and "remove the entry" in page
     assert "bound</text>" in page  # the bound line of the plot
     assert matrix_axes(rows) == ("M", ["types", "acc"])
     md = markdown_report(rows, sess)
@@ -267,10 +268,12 @@ def test_every_failure_has_a_rerun_command_even_without_a_recorded_one():
     assert rerun_of(emu) == "pytest 'cases/t.py::test_x[a]' --backend emulator --seed 1"
     assert rerun_of(emu | {"rerun": "pytest x --seed 9"}) == "pytest x --seed 9"
     assert "--backend opencl --device &#x27;Intel CPU&#x27; --seed 3" in html_report([crash], [])
-    assert "rerun: `pytest 'cases/t.py::test_x[b c]' --backend opencl" in markdown_report([crash], [])
+    assert "```sh\n  pytest 'cases/t.py::test_x[b c]' --backend opencl" in markdown_report([crash], [])
     bare = {"nodeid": "cases/t.py::test_x[z]", "outcome": "crash", "time": 2.0}  # no family/backend/device
-    assert "rerun: `pytest 'cases/t.py::test_x[z]'`" in markdown_report([crash, bare], [])
-    assert "rerun: <code>pytest &#x27;cases/t.py::test_x[z]&#x27;</code>" in html_report([bare, crash], [])
+    assert "```sh\n  pytest 'cases/t.py::test_x[z]'\n  ```" in markdown_report([crash, bare], [])
+    assert '<code class="rerun">pytest &#x27;cases/t.py::test_x[z]&#x27;</code>' in html_report(
+        [bare, crash], []
+    )
 
 
 def test_html_opens_in_headless_chromium_without_errors_or_network(tmp_path):

@@ -92,12 +92,13 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
         help="where the journal and the reports of this run go (default reports/latest)",
     )
     g.addoption("--no-report", action="store_true", help="write no journal and no report")
-    g.addoption(
+    s = sweep_group(parser)
+    s.addoption(
         "--journal-only",
         action="store_true",
         help="write the journal, not the report (a shard of a sweep: `python -m cts report` merges)",
     )
-    g.addoption(
+    s.addoption(
         "--run-id",
         default=None,
         metavar="ID",
@@ -108,6 +109,21 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
 
     for mod in ROOM_PLUGINS:
         pluginmanager.register(importlib.import_module(mod), mod)
+
+
+SWEEP_GROUP = "cts-sweep"
+
+
+def sweep_group(parser: pytest.Parser):
+    """The second option group: what ``python -m cts sweep`` sets for its
+    shards and a CI job matrix sets by hand (``--shard``, ``--run-id``,
+    ``--journal-only``, ``--shard-durations``), apart from the everyday
+    options in ``pytest --help``."""
+    return parser.getgroup(
+        SWEEP_GROUP,
+        "subgroup-matrix conformance suite: shards of a sweep (set by `python -m cts sweep`, or by a CI job "
+        "matrix with `python -m cts report` merging)",
+    )
 
 
 def _usage(msg: str):
@@ -252,6 +268,7 @@ class Harness:
     def _rerun_options(self) -> str:
         o = self.config.option
         parts = ["--backend", o.backend, "--seed", str(self.seed)]
+        parts += ["--report-dir", rerun_dir(o.report_dir)]  # never over the sweep's own report
         if o.device is not None:
             parts += ["--device", o.device]
         if tuple(self.tiers) != TIERS:  # e.g. an opt-in tier: the case is collected only with it
@@ -295,6 +312,16 @@ class Harness:
 
 
 HARNESS = pytest.StashKey[Harness]()
+
+
+def rerun_dir(report_dir: str) -> str:
+    """Where a rerun command writes: ``<report-dir>/rerun``, a folder of its
+    own inside the sweep's (``python -m cts report <report-dir>`` merges it
+    into the sweep's record; the sweep's report.md is never replaced by a
+    one-case report).  A rerun of a rerun writes to the same folder."""
+    d = str(report_dir or "reports/latest").rstrip("/") or "/"
+    return d if os.path.basename(d) == "rerun" else os.path.join(d, "rerun")
+
 
 from cts.plugin.record import RUN, journal_append  # noqa: E402  (the record reads HARNESS at call time)
 from cts.plugin.shard import shard_prefilter  # noqa: E402

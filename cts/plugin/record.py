@@ -116,6 +116,18 @@ def journal_append(config: pytest.Config, row: dict, session: pytest.Session | N
         return False
 
 
+def _device_fields(h) -> dict:
+    """The device of the session header; the emulator's version is the
+    suite's own (the emulator is part of it), so the report's "device
+    version" is never empty for it."""
+    dev = h.device.as_dict()
+    if not dev.get("version") and h.backend.name == "emulator":
+        from cts import __version__
+
+        dev["version"] = f"cts {__version__} (the suite's emulator)"
+    return dev
+
+
 def session_header(config: pytest.Config, selected: int) -> dict:
     h = _harness(config)
     import numpy
@@ -128,12 +140,13 @@ def session_header(config: pytest.Config, selected: int) -> dict:
         "selected": selected,
         "resumes": resumed_runs(config),
         "backend": h.backend.name,
-        "device": h.device.as_dict(),
+        "device": _device_fields(h),
         "seed": h.seed,
         "profile": h.profile.name,
         "tiers": list(h.tiers),
         "subgroups": h.subgroups,
         "command": _command(),
+        **({"sweep": os.environ[_SWEEP]} if os.environ.get(_SWEEP) else {}),
         "cwd": os.getcwd(),
         "python": sys.version.split()[0],
         "numpy": numpy.__version__,
@@ -157,6 +170,11 @@ def session_header(config: pytest.Config, selected: int) -> dict:
     }
 
 
+# set by ``python -m cts sweep`` in each shard's environment: the launcher's command line, which
+# resumes the whole sweep (``cts.report.status.resume_command``); the name is cts.launch.SWEEP_COMMAND
+_SWEEP = "CTS_SWEEP_COMMAND"
+
+
 def _command() -> str:
     """This run's command line as a person would type it again."""
     argv = list(sys.argv)
@@ -168,9 +186,13 @@ def _command() -> str:
 def start_record(config: pytest.Config, selected: int, session: pytest.Session | None = None) -> None:
     """The controller's session header, once the run knows it runs cases
     (``selected`` > 0): nothing is written for ``--co`` or an empty
-    selection."""
+    selection, except by a shard of a sweep (``--shard``): its header says
+    the shard ran and selected nothing, so the merged run is not taken for
+    one that lacks a shard."""
     st = run_state(config)
-    if st is None or st.session_written or hasattr(config, "workerinput") or selected <= 0:
+    if st is None or st.session_written or hasattr(config, "workerinput"):
+        return
+    if selected <= 0 and not getattr(config.option, "cts_shard", None):
         return
     st.session_written = True
     st.selected = selected

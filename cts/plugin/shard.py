@@ -73,15 +73,18 @@ _ASSIGNED = pytest.StashKey[dict]()  # (function node id, case id) -> this slice
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from cts.plugin import sweep_group
+
     g = parser.getgroup("cts")
-    g.addoption(
+    internal = sweep_group(parser)
+    internal.addoption(
         "--shard",
         default=None,
         metavar="K/N",
         help="run only slice K of N (1 <= K <= N) of the selected cases; the slices of "
         "1/N .. N/N are disjoint, cover every case and are stable across machines",
     )
-    g.addoption(
+    internal.addoption(
         "--shard-durations",
         action="append",
         default=[],
@@ -95,8 +98,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="JOURNAL",
-        help="skip the cases already recorded in this journal file or folder (repeatable) "
-        "and keep it, so an interrupted sweep continues; the report merges both",
+        help="skip the cases already recorded in this journal file, run folder or report folder "
+        "(repeatable), so an interrupted sweep continues: crashed, interrupted and harness-error cases "
+        "run again; the report and the exit status cover the recorded verdicts and the new ones "
+        "(pytest, pytest -n and `python -m cts sweep` alike)",
     )
     g.addoption(
         "--expectations",
@@ -424,10 +429,19 @@ def _names(item: pytest.Item) -> tuple[str, ...]:
 
 
 def _note(config: pytest.Config, text: str) -> None:
-    """A warning shown by pytest and kept in the journal (so the report has
-    it).  Written once, by the first worker or the single process."""
-    warnings.warn(pytest.PytestWarning(text), stacklevel=2)
-    if os.environ.get("PYTEST_XDIST_WORKER", "gw0") != "gw0" or config.option.no_report:
+    """A note said once on the terminal and kept in the journal (so the
+    report has it).  An xdist worker only journals it (the first worker:
+    every worker makes the same note); the controller says it at the end
+    (``cts.plugin.sweep``), so it is printed once, not as a warning per
+    worker."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line(f"cts: {text}", yellow=True)
+        else:
+            warnings.warn(pytest.PytestWarning(text), stacklevel=2)
+    if (worker or "gw0") != "gw0" or config.option.no_report:
         return
     from cts.plugin.record import journal_append
 

@@ -14,8 +14,9 @@ import pytest
 
 from cts.plugin.gcpolicy import paused_collection
 from cts.report.journal import check_run_id
-from cts.report.markdown import record_status, write_record
+from cts.report.markdown import write_record
 from cts.report.record import read_record
+from cts.report.status import NOTHING_JUDGED, missing_line, record_status, resumed_record, unfinished_lines
 
 _CRASH_PLUGIN = "cts-crash-recorder"
 
@@ -125,6 +126,14 @@ def _stop_reason(session: pytest.Session) -> str:
     return f"{session.shouldstop or ''} {getattr(dsession, 'shouldstop', '') or ''}".strip()
 
 
+def _journal_failed(session: pytest.Session) -> bool:
+    """A journal write failed in this process or (xdist) in a worker."""
+    from cts.plugin.record import RUN
+
+    st = session.config.stash.get(RUN, None)
+    return bool(st is not None and st.write_error) or "cannot write the journal" in _stop_reason(session)
+
+
 def _end_status(session: pytest.Session, exitstatus) -> str:
     from cts.plugin.record import RUN
 
@@ -178,22 +187,19 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
             )
         if (st is not None and st.write_error) or "cannot write the journal" in _stop_reason(session):
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            return
+        _nothing_judged(session, say)
         return
     resume = [p for p in getattr(config.option, "resume", []) if os.path.exists(p)]
     sources = ([st.dir] if st is not None and st.dir.exists() else []) + resume
     if not sources:
+        _nothing_judged(session, say)
         return
     with paused_collection():  # tens of thousands of rows, no cyclic garbage (cts/plugin/gcpolicy.py)
         rec = read_record(sources)
     mine = _cfg(config)
-    other = {r.get("cfg") for r in rec.rows} - {mine}
-    if resume and other:  # the report of this run is about its configuration; the others are noted
-        n = sum(1 for r in rec.rows if r.get("cfg") != mine)
-        rec = rec.only(mine)
-        rec.notes.append(
-            {"kind": "note", "text": f"--resume: {n} recorded verdicts of {len(other)} other configuration(s) "
-             "are not part of this report (`python -m cts report` merges them, kept apart)"}
-        )  # fmt: skip
+    if resume:  # the report of this run is about its configuration; the others are noted
+        rec = resumed_record(rec, mine)
     if st is not None and not st.write_error and st.dir.exists():
         d = Path(config.option.report_dir)
         others = _other_runs(d / "journal", st.run_id, rec)
@@ -214,15 +220,27 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
                 say(f"cts report: {p}")
         except OSError as e:  # the record is kept; its report is not: exit 3 whatever the verdicts
             say(f"cts report: {e}", red=True)
-            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            # (also where a journal write error stopped an xdist run, which pytest-xdist ends as
+            # "interrupted": whether the report still fits under the same limit depends on how many
+            # rows the workers wrote before the stop, and the status must not)
+            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED) or _journal_failed(
+                session
+            ):
                 session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             return
     for p in rec.problems[:5]:
         say(f"cts: journal problem: {p}", yellow=True)
-    if (st is not None and st.write_error) or "cannot write the journal" in _stop_reason(session):
-        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR  # (a worker's write error reaches the
-        return  # controller as its stop reason)
+    if st is not None and getattr(config.option, "numprocesses", None):  # the workers' notes, said once
+        for text in dict.fromkeys(str(n.get("text")) for n in rec.notes if n.get("run") == st.run_id):
+            say(f"cts: {text}", yellow=True)
+    for line in unfinished_lines(rec.only(mine)) + [missing_line(rec, mine)]:  # e.g. after Ctrl-C: the
+        if line:  # command that continues the run, on the terminal as in the report
+            say(f"cts: {line}", yellow=True)
+    if _journal_failed(session):  # (a worker's write error reaches the controller as its stop reason)
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        return
     if not resume and session.exitstatus != pytest.ExitCode.OK:
+        _nothing_judged(session, say)
         return
     # a resumed sweep's exit status covers the whole sweep, not only this part; an expectations
     # entry that passes now (xpassed) is not a clean sweep either (as `python -m cts report`)
@@ -232,6 +250,49 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
         say(f"cts: the sweep is not clean: {why}")
     elif not status and resume and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         session.exitstatus = pytest.ExitCode.OK  # every case was already judged: a complete sweep
+    else:
+        _nothing_judged(session, say)
+
+
+# what a case row's outcome counts as on the terminal: judged (a verdict, or a harness error)
+_JUDGED_STATS = ("passed", "failed", "error", "xfailed", "xpassed")
+
+
+def _self_test(nodeid: str) -> bool:
+    """A node id of the suite's own tests (``tests/``), not a conformance case."""
+    return Path(nodeid.split("::", 1)[0]).parent.name == "tests"
+
+
+def _nothing_judged(session: pytest.Session, say) -> None:
+    """A run that judged no case says so in one line: exit 5
+    (``NOTHING_JUDGED``) when its backend found no device (no loader, no
+    driver: a CI job that lost its device is not green), a clean 0 when
+    the device exists and claims none of the selected cases."""
+    from cts.plugin import HARNESS
+
+    tr = session.config.pluginmanager.get_plugin("terminalreporter")
+    h = session.config.stash.get(HARNESS, None)
+    if tr is None or h is None or session.exitstatus not in (pytest.ExitCode.OK, NOTHING_JUDGED):
+        return
+    stats = tr.stats
+    if any(r for k in _JUDGED_STATS for r in stats.get(k, []) if getattr(r, "when", "call") != "teardown"):
+        return
+    skipped = [r for r in stats.get("skipped", []) if not _self_test(getattr(r, "nodeid", ""))]
+    if not skipped:
+        return
+    reason = (h.device.extra or {}).get("reason")
+    if reason:
+        session.exitstatus = NOTHING_JUDGED
+        say(
+            f"cts: no case was judged: backend {h.backend.name} found no device ({reason}); "
+            f"{len(skipped)} cases skipped; exit {NOTHING_JUDGED}",
+            red=True,
+        )
+    else:
+        say(
+            f"cts: no case was judged: the device {h.device.name!r} claims none of the {len(skipped)} "
+            "selected cases (all skipped, each with its reason in the report)"
+        )
 
 
 def _cfg(config: pytest.Config) -> str | None:

@@ -21,7 +21,8 @@ from collections import Counter, defaultdict
 from operator import itemgetter
 
 from cts.judge import Rule
-from cts.report.journal import DEVICE_BAD, OUTCOMES, ident_label, rerun_of
+from cts.report.journal import OUTCOMES, ident_label, rerun_of
+from cts.report.sections import by_section, first_line, section_of_outcome
 
 __all__ = ["MATRICES_SLOT", "family_matrices", "html_report", "matrix_axes"]
 
@@ -45,7 +46,7 @@ table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding
 th{background:#f0f0f0}th.sort{cursor:pointer}th.sort:after{content:" \\2195";color:#999}
 .env td:first-child{font-weight:bold;white-space:nowrap}
 .cell{color:#fff;text-align:center;font-weight:bold;min-width:4em}
-.badge{display:inline-block;color:#fff;padding:1px 8px;border-radius:8px;margin-right:4px}
+.badge{display:inline-block;color:#fff;text-decoration:none;padding:1px 8px;border-radius:8px;margin-right:4px}
 pre{white-space:pre-wrap;background:#f7f7f7;padding:4px;max-height:30em;overflow:auto;margin:2px 0}
 .note{background:#fff6d5;padding:4px 8px;margin:2px 0;border-left:4px solid #e0b000}
 code{background:#f2f2f2}
@@ -268,7 +269,12 @@ def _seq(x) -> list:
     return list(x) if isinstance(x, (list, tuple)) else ([] if x is None else [x])
 
 
-def _env(sessions: list[dict]) -> str:
+def _env(sessions: list[dict], cases: list[dict] | None = None) -> str:
+    """The device and environment table; ``exercised``: what the run's
+    cases exercised (per family, judged and skipped), beside the
+    extensions the device reports."""
+    from cts.report.markdown import exercised
+
     rows: list[tuple[str, object]] = []
     for s in sessions:
         dev = s.get("device") or {}
@@ -279,12 +285,13 @@ def _env(sessions: list[dict]) -> str:
             ("driver", dev.get("driver")),
             ("device version", dev.get("version")),
             ("subgroup sizes", ", ".join(map(str, _seq(dev.get("subgroup_sizes"))))),
-            ("extensions", " ".join(map(str, _seq(dev.get("extensions"))))),
+            ("exercised", exercised(cases or [])),
+            ("extensions the device reports", " ".join(map(str, _seq(dev.get("extensions"))))),
             ("seed", s.get("seed")),
             ("tolerance profile", s.get("profile")),
             ("tiers", ", ".join(map(str, _seq(s.get("tiers"))))),
             ("options", ", ".join(f"{k}={v}" for k, v in (s.get("options") or {}).items())),
-            ("command", s.get("command")),
+            ("command", s.get("sweep") or s.get("command")),
             ("python / numpy / pytest", f"{s.get('python')} / {s.get('numpy')} / {s.get('pytest')}"),
             ("host platform", s.get("platform")),
         ]
@@ -297,28 +304,27 @@ def _env(sessions: list[dict]) -> str:
     return f'<table class="env">{body}</table>'
 
 
-def _failures(rows: list[dict], outcomes=(*DEVICE_BAD, "xpassed")) -> str:
-    bad = [r for r in rows if r.get("outcome") in outcomes]
-    if not bad:
+def _failures(rows: list[dict]) -> str:
+    """The table of one section of cases that did not pass: outcome,
+    family, case, error/bound, duration, the one-line reason with the rerun
+    command under it (shown, to copy), and the whole reason folded."""
+    if not rows:
         return "<p>None.</p>"
     out = [
-        '<table class="sortable" id="failures"><thead><tr><th>outcome</th><th>family</th><th>case</th>'
-        "<th>max err/bound</th><th>duration s</th><th>details</th></tr></thead><tbody>"
+        '<table class="sortable"><thead><tr><th>outcome</th><th>family</th><th>case</th>'
+        "<th>max err/bound</th><th>duration s</th><th>reason and rerun command</th></tr></thead><tbody>"
     ]
-    for r in bad:
+    for r in rows:
         ratio = r.get("max_ratio")
         reason = str(r.get("reason") or "")
-        first = reason.strip().splitlines()[0] if reason.strip() else ""
-        if r.get("outcome") == "xpassed":
-            first = "listed in an expectations file but passes: remove the entry. " + first
         st = r.get("outcome")
         out.append(
             f'<tr><td class="cell" style="background:{COLOURS.get(st, "#333")}">{e(st)}</td>'
             f"<td>{e(r.get('family'))}</td><td>{e(r.get('case_id') or r.get('nodeid'))}</td>"
             f'<td data-v="{e(ratio if ratio is not None else -1)}">{e(_ratio_text(r, ratio))}</td>'
             f"<td>{e(r.get('duration'))}</td>"
-            f"<td><details><summary>{e(first[:200])}</summary><pre>{e(reason[:6000])}</pre>"
-            f"rerun: <code>{e(rerun_of(r))}</code></details></td></tr>"
+            f'<td>{e(first_line(r, 200))}<br>rerun: <code class="rerun">{e(rerun_of(r))}</code>'
+            f"<details><summary>whole reason</summary><pre>{e(reason[:6000])}</pre></details></td></tr>"
         )
     out.append("</tbody></table>")
     return "\n".join(out)
@@ -343,18 +349,17 @@ def _coverage(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-def _record_parts(record, rows: list[dict]) -> tuple[list[str], list[str]]:
-    """(top, bottom) parts of a merged record: runs that ended early, the
-    runs and configurations merged; changed verdicts and journal problems."""
-    from cts.report.markdown import _cfg_names, unfinished_lines
+def _record_parts(record, rows: list[dict]) -> tuple[list[str], list[str], list[str]]:
+    """(runs, changed, problems) parts of a merged record: the runs and
+    configurations merged; changed verdicts; journal problems."""
+    from cts.report.markdown import _cfg_names
 
     top: list[str] = []
+    changed: list[str] = []
     bottom: list[str] = []
     if record is None:
-        return top, bottom
+        return top, changed, bottom
     names = _cfg_names(record, rows)
-    for line in unfinished_lines(record):
-        top.append(f'<div class="note"><b>{e(line)}</b></div>')
     if len(record.runs) > 1 or names:
         body = "".join(
             f"<tr><td><code>{e(r.run)}</code></td><td>{e(names.get(r.cfg, ''))}</td>"
@@ -378,10 +383,10 @@ def _record_parts(record, rows: list[dict]) -> tuple[list[str], list[str]]:
             )
     flaky = [r for r in rows if r.get("changed") or r.get("flaky_outcome")]
     if flaky:
-        bottom.append(
+        changed.append(
             f"<h2>Changed between runs (flaky): a different verdict when run again ({len(flaky)})</h2>"
         )
-        bottom.append(
+        changed.append(
             '<table class="sortable"><thead><tr><th>case</th><th>config</th><th>before</th><th>last</th>'
             "<th>verdicts (count)</th><th>reason before</th></tr></thead><tbody>"
             + "".join(
@@ -398,7 +403,7 @@ def _record_parts(record, rows: list[dict]) -> tuple[list[str], list[str]]:
         bottom.append(
             "<ul>" + "".join(f"<li><code>{e(p)}</code></li>" for p in record.problems[:200]) + "</ul>"
         )
-    return top, bottom
+    return top, changed, bottom
 
 
 # where html_report(..., matrices=MATRICES_SLOT) leaves the family matrices out, for a caller that
@@ -426,33 +431,49 @@ def html_report(
     """The whole page as one string (``record``: the merged record the rows
     come from, for its runs, changed verdicts and journal problems).
     ``matrices``: the family matrices' HTML (``family_matrices``, or
-    ``MATRICES_SLOT`` to leave a place for them), built here if None."""
-    top, bottom = _record_parts(record, rows)
+    ``MATRICES_SLOT`` to leave a place for them), built here if None.
+
+    Order: the totals (each badge links to the section that lists its
+    cases) and the record's status, the cases that did not pass
+    (``cts.report.sections.NOT_PASSED``: reason, rerun command, details),
+    changed verdicts, the device and environment, runs and notes, the
+    matrices, the error plot, the coverage."""
+    from cts.report.markdown import status_lines
+
+    top, changed, bottom = _record_parts(record, rows)
     sessions = sessions or []
     heads = [s for s in sessions if s.get("kind") == "session"]
     notes = sorted({str(s.get("text")) for s in sessions if s.get("kind") == "note"})
     tot = Counter(r.get("outcome") for r in rows)
+    filled = by_section([r for r in rows if r.get("outcome") != "passed"])
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         "<title>Subgroup-matrix conformance report</title>",
         f"<style>{CSS}</style></head><body>",
         "<h1>Subgroup-matrix conformance report</h1>",
-        "<h2>Device and environment</h2>",
-        _env(heads[:1]),
+        '<h2 id="totals">Totals</h2><p>',
+        "".join(_badge(k, tot[k], filled) for k in OUTCOMES if tot.get(k)),
+        f" total {len(rows)}</p>",
+        *(f'<div class="note"><b>{e(line)}</b></div>' for line in status_lines(rows, record)),
+    ]
+    for sec, got in filled:
+        if got or sec.key == "device-verdicts":
+            parts.append(f'<h2 id="{e(sec.key)}">{e(sec.title)} ({len(got)})</h2>')
+            if got:
+                parts.append(f"<p>{e(sec.blurb)} Click a column header to sort.</p>" + _failures(got))
+            else:
+                parts.append("<p>None.</p>")
+    parts += changed
+    parts += [
+        '<h2 id="device">Device and environment</h2>',
+        _env(heads[:1], rows),
         f"<p>{len(heads)} session(s) merged (shards / workers / resumed runs).</p>" if len(heads) > 1 else "",
         *top,
-        "<h2>Totals</h2><p>",
-        "".join(
-            f'<span class="badge" style="background:{COLOURS[k]}">{e(k)} {tot[k]}</span>'
-            for k in OUTCOMES
-            if tot.get(k)
-        ),
-        f" total {len(rows)}</p>",
     ]
     if notes:
         parts.append("<h2>Notes</h2>" + "".join(f'<div class="note">{e(n)}</div>' for n in notes))
-    parts.append("<h2>Conformance matrix per family</h2><p>Legend: " + _legend() + "</p>")
+    parts.append('<h2 id="matrices">Conformance matrix per family</h2><p>Legend: ' + _legend() + "</p>")
     parts.append(
         "<p>Each cell folds the cases of one row and column (the data tiers, and the axes named above a "
         "matrix): passed (or expected-fail) / cases, coloured by the worst outcome; hover for the "
@@ -462,32 +483,11 @@ def html_report(
     parts.append("<h2>Measured error against the allowed bound (float cases)</h2>")
     parts.append(error_plot(rows))
     parts.append(rules_legend(rows))
-    bad = sum(tot.get(k, 0) for k in (*DEVICE_BAD, "xpassed"))
-    parts.append(f"<h2>Failures: device verdicts (failed, crash, timeout, unexpected pass) ({bad})</h2>")
-    parts.append("<p>Click a column header to sort.</p>" + _failures(rows))
-    tool = [r for r in rows if r.get("toolchain")]
-    if tool:
-        parts.append(f"<h2>Toolchain verdicts: the compiler refused, not device verdicts ({len(tool)})</h2>")
-        parts.append(
-            "<p>The compiler between the suite and the device (named in each) refused a case the spec "
-            "allows.</p>" + _failures(tool, ("error",))
-        )
-    harness = [r for r in rows if not r.get("toolchain")]
-    if tot.get("error", 0) > len(tool):
-        parts.append(f"<h2>Harness errors: not device verdicts ({tot['error'] - len(tool)})</h2>")
-        parts.append(
-            "<p>The suite could not judge these cases (a host tool missing or failing, a suite defect).</p>"
-            + _failures(harness, ("error",))
-        )
-    if tot.get("interrupted"):
-        parts.append(f"<h2>Interrupted: not judged ({tot['interrupted']})</h2>")
-        parts.append(
-            "<p>In flight when the whole run died; <code>--resume</code> runs them again.</p>"
-            + _failures(rows, ("interrupted",))
-        )
     xf = [r for r in rows if r.get("outcome") == "xfailed"]
     if xf:
-        parts.append(f"<h2>Expected failures ({len(xf)}, from expectations files)</h2>")
+        parts.append(
+            f'<h2 id="expected-failures">Expected failures ({len(xf)}, from expectations files)</h2>'
+        )
         parts.append(
             f"<details><summary>{len(xf)} cases listed as known failures</summary>"
             '<table class="sortable"><thead><tr><th>case</th><th>entry</th></tr></thead><tbody>'
@@ -495,9 +495,19 @@ def html_report(
             + "</tbody></table></details>"
         )
     parts += bottom
-    parts.append("<h2>Coverage: spec row &rarr; cases</h2>" + _coverage(rows))
+    parts.append('<h2 id="coverage">Coverage: spec row &rarr; cases</h2>' + _coverage(rows))
     parts.append(f"<script>{SORT_JS}</script></body></html>")
     return "\n".join(p for p in parts if p)
+
+
+# where each outcome's badge leads when no section of NOT_PASSED lists it
+_BADGE_HOME = {"passed": "matrices", "skipped": "coverage", "xfailed": "expected-failures"}
+
+
+def _badge(outcome: str, n: int, filled) -> str:
+    """A totals badge that links to the section listing its cases."""
+    home = section_of_outcome(outcome, filled) or _BADGE_HOME.get(outcome, "coverage")
+    return f'<a class="badge" style="background:{COLOURS[outcome]}" href="#{e(home)}">{e(outcome)} {n}</a>'
 
 
 # rules that judge against a non-zero bound (the one enumeration: cts.judge.Rule); R has

@@ -79,6 +79,7 @@ __all__ = [
     "check_run_id",
     "ident_key",
     "ident_label",
+    "legacy_ident",
     "OUTCOMES",
     "BAD_OUTCOMES",
     "DEVICE_BAD",
@@ -407,3 +408,23 @@ def rerun_of(row: dict) -> str:
         if row.get(key) not in (None, "") and not (key == "device" and row.get("backend") == "emulator"):
             parts += [opt, str(row[key])]
     return " ".join(shlex.quote(p) for p in parts)
+
+
+def legacy_ident(rows: list[dict]) -> dict:
+    """The configuration of a schema-1 folder: from its session header, else
+    from its first case row that names a device."""
+    for r in rows:
+        if r.get("kind") == "session":
+            dev = r.get("device") or {}
+            return {
+                "schema": 1, "backend": r.get("backend"), "device": dev.get("name"),
+                "driver": dev.get("driver"), "version": dev.get("version"),
+                "seed": str(r.get("seed")), "profile": r.get("profile") or "default",
+            }  # fmt: skip
+    for r in rows:
+        if r.get("device"):
+            return {
+                "schema": 1, "backend": r.get("backend"), "device": r.get("device"),
+                "driver": r.get("driver"), "seed": str(r.get("seed")), "profile": r.get("profile") or "default",
+            }  # fmt: skip
+    return {"schema": 1}

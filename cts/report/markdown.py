@@ -22,8 +22,18 @@ from tabulate import tabulate
 
 from cts.judge import Rule
 from cts.report.atomic import write_set
-from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, OUTCOMES, ident_label, rerun_of
+from cts.report.journal import DEVICE_BAD, OUTCOMES, ident_label, rerun_of
 from cts.report.record import Record, read_record
+from cts.report.sections import by_section, first_line
+from cts.report.status import (
+    NOTHING_JUDGED,
+    judged_line,
+    missing_line,
+    no_device,
+    not_judged_lines,
+    record_status,
+    unfinished_lines,
+)
 
 __all__ = ["markdown_report", "write_reports", "write_record", "record_status", "summarize", "main"]
 
@@ -65,13 +75,13 @@ def md_code(x) -> str:
     return f"{fence}{pad}{t}{pad}{fence}"
 
 
-def md_block(x) -> list[str]:
+def md_block(x, lang: str = "") -> list[str]:
     """A fenced code block of any text: the fence is longer than any run of
     backticks inside, so the text cannot close it."""
     t = _s(x)
     run = max((len(m) for m in re.findall(r"`{3,}", t)), default=2)
     fence = "`" * (run + 1)
-    return [fence, t, fence]
+    return [fence + lang, t, fence]
 
 
 def _table(rows: list[list], headers: list[str]) -> str:
@@ -144,27 +154,6 @@ def _row_status(outcomes: Counter) -> str:
     return "skip"
 
 
-# ---------------------------------------------------------------- status
-def record_status(rec: Record, cfg: str | None = None) -> tuple[bool, str]:
-    """(bad, why) of a merged record: bad when any final verdict is a
-    failure, crash, timeout, unexpected pass or not judged (error,
-    interrupted), when runs disagree on a verdict (changed), when a run
-    ended early and no later run completed it, or when journal lines were
-    rejected.  ``cfg`` limits the verdicts to one configuration."""
-    rows = [r for r in rec.rows if cfg is None or r.get("cfg") == cfg]
-    tot = summarize(rows)
-    why = [f"{k} {tot[k]}" for k in (*BAD_OUTCOMES, "xpassed", "interrupted") if tot.get(k)]
-    changed = sum(1 for r in rows if r.get("changed"))
-    if changed:
-        why.append(f"{changed} cases changed verdict between runs")
-    unfinished = [r for r in rec.unfinished() if cfg is None or r.cfg == cfg]
-    if unfinished:
-        why.append(f"{len(unfinished)} runs ended early")
-    if rec.problems:
-        why.append(f"{len(rec.problems)} journal lines rejected")
-    return bool(why), ", ".join(why)
-
-
 def _cfg_names(rec: Record | None, rows: list[dict]) -> dict[str, str]:
     """Short names (A, B, ...) of the configurations of a merged record, in
     the order their first run started; empty when there is only one."""
@@ -179,36 +168,106 @@ def _cfg_names(rec: Record | None, rows: list[dict]) -> dict[str, str]:
     return {c: (chr(ord("A") + i) if i < 26 else f"C{i}") for i, c in enumerate(cfgs)}
 
 
-def unfinished_lines(rec: Record | None) -> list[str]:
-    """The report's words for runs that ended early (Ctrl-C, killed, stopped)."""
-    out = []
-    for run in rec.unfinished() if rec is not None else []:
-        sel = run.selected
-        judged = f"{run.results} of {sel}" if sel is not None else f"{run.results}"
-        cmd = run.command or "pytest ..."
-        where = str(Path(run.files[0]).parent) if run.files else "the journal"
-        if run.missing_shards:
-            out.append(
-                f"incomplete: run {run.run} has no journal of shard(s) {', '.join(run.missing_shards)} "
-                f"(judged {judged} cases): run each with --shard K/N --run-id {run.run}, then merge again"
-            )
-            continue
-        out.append(
-            f"interrupted: run {run.run} ({run.status}) judged {judged} cases; "
-            f"resume with: {cmd} --resume {where}"
-        )
-    return out
-
-
 def markdown_report(
     rows: list[dict], sessions: list[dict] | None = None, record: Record | None = None
 ) -> str:
+    """The markdown report: the totals and the record's status first, then
+    the cases that did not pass (``cts.report.sections.NOT_PASSED``, each
+    with its one-line reason and rerun command), then the device, the runs
+    and notes, the summaries and the coverage, and the full reasons last."""
     if record is None or rows is not record.rows or any("family" in r and r["family"] is None for r in rows):
         # (a record's rows are in this order already, unless a family is null: "None" there)
         rows = sorted(rows, key=lambda r: (_s(r.get("family")), _s(r.get("nodeid")), _s(r.get("cfg"))))
     names = _cfg_names(record, rows)
     out = ["# Subgroup-matrix conformance report", ""]
+    tot = summarize(rows)
+    out += ["Totals: " + ", ".join(f"{k} {v}" for k, v in tot.items() if v), ""]
+    filled = by_section([r for r in rows if r.get("outcome") != "passed"])
+    lines = status_lines(rows, record)
+    n_tool = sum(1 for r in rows if r.get("outcome") == "error" and r.get("toolchain"))
+    if n_tool:
+        lines.insert(1, f"of these, {n_tool} toolchain verdicts: the compiler refused cases the spec allows")
+    for line in lines:
+        words, _, cmd = line.partition("; resume with: ")  # the command in a block: copied as it is
+        loud = "**" if line.startswith(_LOUD) else ""
+        out.append(f"* {loud}{md_text(words)}{'; resume with:' if cmd else ''}{loud}")
+        out += ["", *("  " + ln for ln in md_block(cmd, "sh")), ""] if cmd else []
+    out += [""] if lines else []
+    for sec, got in filled:
+        if (
+            got or sec.key == "device-verdicts"
+        ):  # "none" said for the device verdicts, the others only when any
+            out += [f'<a id="{sec.key}"></a>', "", f"## {sec.title} ({len(got)})", ""]
+            out += ([sec.blurb, ""] if sec.blurb and got else []) + _case_list(got, names)
+    flaky = [r for r in rows if r.get("changed") or r.get("flaky_outcome")]
+    cfg_col = ["config"] if names else []
+    if flaky:
+        out += ["", f"## Changed between runs (flaky): a different verdict when run again ({len(flaky)})", ""]
+        out.append(
+            _table(
+                [
+                    [
+                        r.get("nodeid"),
+                        *([names.get(r.get("cfg"), "")] if names else []),
+                        _s(r.get("flaky_outcome")),
+                        _s(r.get("outcome")),
+                        ", ".join(f"{k} {v}" for k, v in (r.get("changed") or {}).items()),
+                        _s(r.get("flaky_reason")),
+                    ]
+                    for r in flaky
+                ],
+                ["case", *cfg_col, "before", "last", "verdicts (count)", "reason before"],
+            )
+        )
+    out += ["", "## Device and environment", ""]
     heads = [s for s in sessions or [] if s.get("kind") == "session"]
+    out += _environment(heads, rows)
+    if record is not None and len(record.runs) > 1 or names:
+        out += ["", "## Runs merged", ""]
+        out.append(_runs_table(record, names))
+        if names:
+            out += ["", "Configurations (device identity and verdict-changing options): ", ""]
+            out += [f"* **{n}**: {md_text(ident_label(record.configs.get(c, {})))}" for c, n in names.items()]
+    notes = sorted({str(s.get("text")) for s in sessions or [] if s.get("kind") == "note"})
+    if notes:
+        out += ["", "Notes:", ""] + [f"* {md_text(n)}" for n in notes]
+    out += [""]
+    out += _summaries(rows, names)
+    xf = [r for r in rows if r.get("outcome") == "xfailed"]
+    if xf:
+        out += ["", f"## Expected failures ({len(xf)}, from expectations files)", ""]
+        out.append(_table([[r.get("nodeid"), _s(r.get("reason"))] for r in xf], ["case", "entry"]))
+    if record is not None and record.problems:
+        out += ["", f"## Journal problems: lines not used ({len(record.problems)})", ""]
+        out += ["Lines of the journals that could not be read as a valid record (file:line: why).", ""]
+        out += [f"* {md_text(p)}" for p in record.problems[:200]]
+        if len(record.problems) > 200:
+            out.append(f"* ... {len(record.problems) - 200} more")
+    detailed = [r for sec, got in filled if sec.key != "interrupted" for r in got]
+    if detailed:
+        out += ["", f"## Details of the cases that did not pass ({len(detailed)})", ""]
+        out += _case_blocks(detailed, names)
+    return "\n".join(out) + "\n"
+
+
+_LOUD = ("interrupted: run", "incomplete:", "missing:", "no case was judged: backend")
+
+
+def status_lines(rows: list[dict], record: Record | None) -> list[str]:
+    """The lines under the totals: what was not judged, changed verdicts
+    and journal problems, runs that ended early (with the command that
+    continues them), selected cases without a verdict, and a run that
+    judged nothing (no device, or a device that claims no selected case)."""
+    lines = not_judged_lines(summarize(rows)) + _record_lines(record)
+    lines += unfinished_lines(record)
+    for extra in (missing_line(record), no_device(record), judged_line(record)):
+        if extra:
+            lines.append(extra)
+    return lines
+
+
+def _environment(heads: list[dict], rows: list[dict]) -> list[str]:
+    out = []
     for s in heads[:1]:
         dev = s.get("device") or {}
         out.append(
@@ -220,7 +279,7 @@ def markdown_report(
             f"* seed {md_text(s.get('seed'))}, profile {md_code(s.get('profile'))}, "
             f"tiers {md_code(','.join(map(str, s.get('tiers') or [])))}"
         )
-        out.append(f"* command: {md_code(s.get('command'))}")
+        out.append(f"* command: {md_code(s.get('sweep') or s.get('command'))}")
         mt = dev.get("mlir_toolchain") or {}
         if mt:
             out.append(f"* MLIR toolchain: {md_code(mt.get('tool'))}, pipeline {md_code(mt.get('pipeline'))}")
@@ -228,43 +287,32 @@ def markdown_report(
             f"* python {md_text(s.get('python'))}, numpy {md_text(s.get('numpy'))}, "
             f"pytest {md_text(s.get('pytest'))}, {md_text(s.get('platform'))}"
         )
+    ex = exercised(rows)
+    if ex:
+        out.append(f"* exercised: {md_text(ex)}")
     if len(heads) > 1:
         out.append(
             f"* {len(heads)} sessions merged (shards, workers or resumed runs); the lines above are the "
             "first one's, every run is listed under Runs merged"
         )
-    for line in unfinished_lines(record):
-        out.append(f"* **{md_text(line)}**")
-    if record is not None and len(record.runs) > 1 or names:
-        out += ["", "## Runs merged", ""]
-        out.append(_runs_table(record, names))
-        if names:
-            out += ["", "Configurations (device identity and verdict-changing options): ", ""]
-            out += [f"* **{n}**: {md_text(ident_label(record.configs.get(c, {})))}" for c, n in names.items()]
-    notes = sorted({str(s.get("text")) for s in sessions or [] if s.get("kind") == "note"})
-    if notes:
-        out += ["", "Notes:", ""] + [f"* {md_text(n)}" for n in notes]
-    tot = summarize(rows)
-    out += ["", "Totals: " + ", ".join(f"{k} {v}" for k, v in tot.items() if v), ""]
-    lines = not_judged_lines(tot) + _record_lines(record)
-    bad, tool, errs, flaky, intr, xf = [], [], [], [], [], []  # the rows of each section below
-    sections = {k: bad for k in (*DEVICE_BAD, "xpassed")} | {"interrupted": intr, "xfailed": xf}
-    for r in rows:
-        get = r.get
-        outcome = get("outcome")
-        if outcome == "error":
-            (tool if get("toolchain") else errs).append(r)
-        elif outcome in sections:
-            sections[outcome].append(r)
-        if get("changed") or get("flaky_outcome"):
-            flaky.append(r)
-    n_tool = len(tool)
-    if n_tool:
-        lines.insert(1, f"of these, {n_tool} toolchain verdicts: the compiler refused cases the spec allows")
-    out += [f"* {md_text(line)}" for line in lines] + ([""] if lines else [])
+    return out or ["No session header in these journals."]
 
-    # one pass over the rows for the three tables below: per family, backend and device (and
-    # configuration when several are merged); per family and tier; per spec row (coverage)
+
+def exercised(rows: list[dict]) -> str:
+    """What the run exercised: per family, the cases judged and skipped."""
+    per: dict[str, Counter] = defaultdict(Counter)
+    for r in rows:
+        per[_s(r.get("family"))]["skipped" if r.get("outcome") == "skipped" else "judged"] += 1
+    return "; ".join(
+        f"{fam or '?'} {c['judged']} judged" + (f", {c['skipped']} skipped" if c["skipped"] else "")
+        for fam, c in sorted(per.items())
+    )
+
+
+def _summaries(rows: list[dict], names: dict[str, str]) -> list[str]:
+    """The summary per family, backend and device, per family and tier, and
+    the coverage (spec row -> cases), from one pass over the rows."""
+    out: list[str] = []
     groups: dict[tuple, Counter] = defaultdict(Counter)
     tg: dict[tuple, Counter] = defaultdict(Counter)
     cov: dict[tuple, Counter] = defaultdict(Counter)
@@ -289,12 +337,9 @@ def markdown_report(
     ]
     out += ["## Summary per family, backend and device", ""]
     out.append(_table(table, ["family", "backend", "device", *cfg_col, *SHOWN, "total"]))
-
     table = [[f, t, *[c.get(k, 0) for k in SHOWN], sum(c.values())] for (f, t), c in sorted(tg.items())]
     out += ["", "## Cases per family and tier", ""]
     out.append(_table(table, ["family", "tier", *SHOWN, "total"]))
-
-    # coverage: one row per spec row
     table = []
     for (fam, spec_row), c in sorted(cov.items()):
         cell = ", ".join(f"{k} {c[k]}" for k in SHOWN if c.get(k))
@@ -310,52 +355,7 @@ def markdown_report(
         )
     out += ["", "## Coverage: spec row -> cases", ""]
     out.append(_table(table, ["family", "spec row", "status", "cases", "max err/bound", "skip reason"]))
-
-    out += ["", f"## Failures: device verdicts ({len(bad)})", ""]
-    out += _case_blocks(bad, names)
-    if tool:
-        out += ["", f"## Toolchain verdicts: the compiler refused, not device verdicts ({len(tool)})", ""]
-        out += [
-            "The compiler between the suite and the device (named in each) refused a case the spec allows.",
-            "",
-        ]
-        out += _case_blocks(tool, names)
-    if errs:
-        out += ["", f"## Harness errors: not device verdicts ({len(errs)})", ""]
-        out += ["The suite could not judge these cases (a host tool missing or failing, a suite defect).", ""]
-        out += _case_blocks(errs, names)
-    if flaky:
-        out += ["", f"## Changed between runs (flaky): a different verdict when run again ({len(flaky)})", ""]
-        out.append(
-            _table(
-                [
-                    [
-                        r.get("nodeid"),
-                        *([names.get(r.get("cfg"), "")] if names else []),
-                        _s(r.get("flaky_outcome")),
-                        _s(r.get("outcome")),
-                        ", ".join(f"{k} {v}" for k, v in (r.get("changed") or {}).items()),
-                        _s(r.get("flaky_reason")),
-                    ]
-                    for r in flaky
-                ],
-                ["case", *cfg_col, "before", "last", "verdicts (count)", "reason before"],
-            )
-        )
-    if intr:
-        out += ["", f"## Interrupted: not judged ({len(intr)})", ""]
-        out += ["In flight when the whole run died; `--resume` runs them again.", ""]
-        out += [f"* {md_code(r.get('nodeid'))}" for r in intr[:200]]
-    if xf:
-        out += ["", f"## Expected failures ({len(xf)}, from expectations files)", ""]
-        out.append(_table([[r.get("nodeid"), _s(r.get("reason"))] for r in xf], ["case", "entry"]))
-    if record is not None and record.problems:
-        out += ["", f"## Journal problems: lines not used ({len(record.problems)})", ""]
-        out += ["Lines of the journals that could not be read as a valid record (file:line: why).", ""]
-        out += [f"* {md_text(p)}" for p in record.problems[:200]]
-        if len(record.problems) > 200:
-            out.append(f"* ... {len(record.problems) - 200} more")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _runs_table(rec: Record | None, names: dict[str, str]) -> str:
@@ -391,16 +391,24 @@ def _record_lines(rec: Record | None) -> list[str]:
     return out
 
 
-def not_judged_lines(tot: dict) -> list[str]:
-    """The report's and the CLI's words for outcomes that are not verdicts."""
+def _case_list(rows: list[dict], names: dict[str, str], cap: int = 200) -> list[str]:
+    """One entry per case: node id, outcome (and configuration), the
+    one-line reason, and the rerun command in a block of its own (copied
+    as it is: no markdown escape inside)."""
+    if not rows:
+        return ["None.", ""]
     out = []
-    if tot.get("error"):
-        out.append(f"{tot['error']} harness errors (not device verdicts): the suite could not judge them")
-    if tot.get("interrupted"):
+    for r in rows[:cap]:
+        cfg = names.get(r.get("cfg"), "")
+        why = first_line(r)
         out.append(
-            f"interrupted: {tot['interrupted']} cases were in flight when the run died (not verdicts); "
-            "--resume runs them again"
+            f"* {md_code(r.get('nodeid'))} **{md_text(r.get('outcome'))}**"
+            + (f" (config {cfg})" if cfg else "")
+            + (f": {md_text(why)}" if why else "")
         )
+        out += ["", *("  " + ln for ln in md_block(rerun_of(r), "sh")), ""]
+    if len(rows) > cap:
+        out += [f"... {len(rows) - cap} more: results.csv lists every case, the journal every reason", ""]
     return out
 
 
@@ -418,7 +426,6 @@ def _case_blocks(bad: list[dict], names: dict[str, str] | None = None) -> list[s
         out += md_block(str(r.get("reason", ""))[:3000])
         if r.get("rule") and Rule.describe(str(r["rule"])):  # the rule's text from the one enumeration
             out.append(f"rule {md_text(r['rule'])}: {md_text(Rule.describe(str(r['rule'])))}")
-        out.append(f"rerun: {md_code(rerun_of(r))}")
         out.append("")
     if len(bad) > 200:
         out.append(f"... {len(bad) - 200} more in the journal")
@@ -533,8 +540,15 @@ def main(argv: list[str]) -> int:
         "into report.md, report.html and results.csv",
     )
     ap.add_argument("journals", nargs="+", metavar="JOURNAL_OR_DIR")
-    ap.add_argument("--out", required=True, metavar="DIR", help="folder for the reports")
+    ap.add_argument(
+        "--out",
+        metavar="DIR",
+        default=None,
+        help="folder for the reports (default: DIR/merged for one folder given, else reports/merged)",
+    )
     a = ap.parse_args(argv)
+    if a.out is None:
+        a.out = default_out(a.journals)
     if not a.out.strip():
         raise ValueError("--out: empty path (name a folder)")
     rec = read_record(a.journals)
@@ -559,7 +573,7 @@ def main(argv: list[str]) -> int:
         print(line)
     tot = summarize(rec.rows)
     print(", ".join(f"{k} {v}" for k, v in tot.items() if v))
-    for line in not_judged_lines(tot) + _record_lines(rec) + unfinished_lines(rec):
+    for line in status_lines(rec.rows, rec):
         print(line)
     if len(rec.configs) > 1:
         print(f"{len(rec.configs)} configurations kept apart (see Runs merged)")
@@ -568,5 +582,13 @@ def main(argv: list[str]) -> int:
         print(f"not clean: {why}")
     # non-zero when anything is not a pass: a device verdict (failed, crash, timeout, unexpected
     # pass), a case not judged, verdicts that disagree between runs, a run that ended early, a
-    # rejected journal line
-    return 1 if bad else 0
+    # rejected journal line; and when nothing was judged for lack of a device
+    return 1 if bad else (NOTHING_JUDGED if no_device(rec) else 0)
+
+
+def default_out(journals: list[str]) -> str:
+    """``--out`` when none is given: ``merged`` inside the one folder given,
+    else ``reports/merged``."""
+    if len(journals) == 1 and os.path.isdir(journals[0]):
+        return os.path.join(journals[0], "merged")
+    return os.path.join("reports", "merged")

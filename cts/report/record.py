@@ -36,6 +36,7 @@ from cts.report.journal import (
     VERDICTS,
     fault_log_of,
     ident_key,
+    legacy_ident,
     row_problem,
     with_defaults,
 )
@@ -135,7 +136,7 @@ class RunInfo:
             return "no session header (worker journals only)"
         ended = {e.get("_proc"): e for e in self.ends}
         statuses = []
-        for h in self.heads:
+        for h in self._last_per_shard():
             e = ended.get(h.get("_proc"))
             statuses.append("killed (no end record)" if e is None else str(e.get("status") or "complete"))
         bad = [st for st in statuses if st != "complete"]
@@ -145,6 +146,21 @@ class RunInfo:
         if not bad:
             return "complete"
         return bad[0] + (f" (in {len(bad)} of {len(statuses)} sessions)" if len(statuses) > 1 else "")
+
+    def _last_per_shard(self) -> list[dict]:
+        """The sessions that decide the status: every one, except that of
+        the sessions of one shard (``--shard K/N`` given again with the
+        run's ``--run-id`` and ``--resume``: a CI job run again) only the
+        newest counts."""
+        last: dict[str, dict] = {}
+        out = []
+        for h in self.heads:
+            shard = str((h.get("options") or {}).get("shard") or "")
+            if not shard:
+                out.append(h)
+            elif shard not in last or _t(h) >= _t(last[shard]):
+                last[shard] = h
+        return out + list(last.values())
 
     @property
     def missing_shards(self) -> list[str]:
@@ -254,26 +270,6 @@ def _from_start(start: dict, crash: dict | None) -> dict:
             "not a verdict; --resume runs it again"
         )
     return row
-
-
-def _legacy_ident(rows: list[dict]) -> dict:
-    """The configuration of a schema-1 folder: from its session header, else
-    from its first case row that names a device."""
-    for r in rows:
-        if r.get("kind") == "session":
-            dev = r.get("device") or {}
-            return {
-                "schema": 1, "backend": r.get("backend"), "device": dev.get("name"),
-                "driver": dev.get("driver"), "version": dev.get("version"),
-                "seed": str(r.get("seed")), "profile": r.get("profile") or "default",
-            }  # fmt: skip
-    for r in rows:
-        if r.get("device"):
-            return {
-                "schema": 1, "backend": r.get("backend"), "device": r.get("device"),
-                "driver": r.get("driver"), "seed": str(r.get("seed")), "profile": r.get("profile") or "default",
-            }  # fmt: skip
-    return {"schema": 1}
 
 
 def _parse_file(f: Path) -> tuple[list[tuple[dict | None, list[dict], int, _Section]], list[str]]:
@@ -424,7 +420,7 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
             info = runs.setdefault(run, RunInfo(run, cfg, header["ident"]))
             parsed.append((info, f, sec))
     for folder, files in legacy.items():
-        ident = _legacy_ident([r for _, rows, _ in files for r in rows])
+        ident = legacy_ident([r for _, rows, _ in files for r in rows])
         run = "schema1:" + folder
         info = runs.setdefault(run, RunInfo(run, ident_key(ident), ident, schema=1))
         for f, _rows, sec in files:
@@ -444,6 +440,7 @@ def read_record(paths: Iterable[str | os.PathLike]) -> Record:
                 info.session = info.session or row
                 info.heads.append(row)
             elif kind == "note":
+                row["run"] = info.run
                 notes.append(row)
             else:
                 info.end = row
