@@ -194,3 +194,22 @@ def test_sycl_stride_below_ptx_alignment_runs_with_a_note():
     square = _case(("f16", "f16", "f32", "f32"), 16, 16, 16)
     assert alignment_gap(square, dict(sa=16, sb=16, sc=16, sd=16)) is None
     assert alignment_gap(square, dict(sa=8, sb=16, sc=16, sd=16)) is not None
+
+
+def test_numerics_cuda_adapter_multiplies_row_major_tiles():
+    """cts.numerics.cuda: each float row's D = A x B + C through the joint_matrix
+    PTX (on the emulated device; small integers: exact in every type), and a
+    transposed-B device is told apart (the adapter is not the identity)."""
+    import numpy as np
+
+    from cts.numerics.cuda import CUDA_TARGETS, cuda_targets
+
+    rng = np.random.default_rng(5)
+    for dev, right in ((EmulatedCudaJoint(), True), (EmulatedCudaJoint(variant="b_transposed"), False)):
+        for t in cuda_targets(list(CUDA_TARGETS), dev):
+            A = rng.integers(-3, 4, (2, t.M, t.K)).astype(float)
+            B = rng.integers(-3, 4, (2, t.K, t.N)).astype(float)
+            C = rng.integers(-3, 4, (2, t.M, t.N)).astype(float)
+            assert np.array_equal(t.mma(A, B, C), A @ B + C) == right, (t.key, right)
+    with pytest.raises(ValueError, match="no joint_matrix CUDA row"):
+        cuda_targets([("f16", "f32", 16, 8, 8)], EmulatedCudaJoint())

@@ -32,7 +32,9 @@ def test_bad_input_is_one_line(tmp_path):
     for args, words in (
         (("--targets", "f16:f64"), "not offered"),
         (("--emulator-model", "nope"), "unknown --emulator-model"),
-        (("--backend", "cuda"), "unknown backend"),
+        (("--backend", "metal"), "unknown backend"),
+        (("--backend", "cuda", "--targets", "f16:f32:16x8x8"), "no joint_matrix CUDA row"),
+        (("--backend", "cuda", "--emulator-model", "trunc_b8_e3"), "needs --backend emulator"),
         (("--targets", "f16:f32", "--dist", "gauss", "--tiles", "2"), "unknown --dist"),
         (("--targets", "f16:f32", "--emulator-fault", "nope"), "unknown --emulator-fault"),
         (("--backend", "vulkan", "--emulator-fault", "numerics_order_drift"), "needs --backend emulator"),

@@ -59,17 +59,17 @@ def cuda_mma(device, a: str, c: str, M: int, N: int, K: int, A, B, C) -> np.ndar
 def cuda_targets(selection_targets, device=None) -> list[Target]:
     """Targets for the selected (a, c, M, N, K) tuples; ``device``: a
     backend with ``run_joint_matrix`` (default: ``--backend cuda``)."""
+    lacking = [t for t in selection_targets if t not in CUDA_TARGETS]
+    if lacking:
+        a, c, M, N, K = lacking[0]
+        have = ", ".join(f"{x[0]}:{x[1]}:{x[2]}x{x[3]}x{x[4]}" for x in CUDA_TARGETS)
+        raise ValueError(f"--targets {a}:{c}:{M}x{N}x{K}: no joint_matrix CUDA row; the rows are {have}")
     if device is None:
         from cts.backends import make_backend
 
         device = make_backend("cuda")
         if getattr(device, "reason", None):
             raise ValueError(f"no CUDA device: {device.reason}")
-    lacking = [t for t in selection_targets if t not in CUDA_TARGETS]
-    if lacking:
-        a, c, M, N, K = lacking[0]
-        have = ", ".join(f"{x[0]}:{x[1]}:{x[2]}x{x[3]}x{x[4]}" for x in CUDA_TARGETS)
-        raise ValueError(f"--targets {a}:{c}:{M}x{N}x{K}: no joint_matrix CUDA row; the rows are {have}")
     name = f"{device.describe().name} (CUDA, joint_matrix WMMA PTX, {getattr(device, 'chip', '?')})"
     return [
         Target(
