@@ -223,3 +223,36 @@ def test_carried_mode_runs_only_what_the_cache_holds(tools, tmp_path, monkeypatc
         monkeypatch.undo()
         mlir_tools.tool_path.cache_clear()
         mlir_tools.tool_version.cache_clear()
+
+
+@pytest.mark.parametrize("target", [VK, CUDA], ids=["vulkan", "cuda"])
+def test_the_suites_own_text_is_checked_before_the_tool_is_blamed(tools, target, tmp_path, monkeypatch):
+    """The same mlir-opt parses and verifies the suite's text first: an op
+    variant the version lacks (truncf of gpu.subgroup_mma_elementwise) is a
+    skip naming the version; a verifier error on the suite's text (a constant
+    matrix of f64, outside the op's operand types) is a harness error, not a
+    toolchain verdict; only a verified text the lowering refuses is the
+    tool's (gpu.rotate has no NVVM lowering in MLIR 22).  The same from the
+    cache, which keeps what each refusal was."""
+    from cts.errors import ToolchainError, Unsupported
+
+    mlir_tools, version = tools
+    monkeypatch.setenv("CTS_CACHE_DIR", str(tmp_path))
+    lower = mlir_tools.to_spirv if target is VK else mlir_tools.to_ptx
+    pick = {
+        "truncf": lambda c: c.op == "elementwise" and c.optype == "truncf",
+        "f64 constant": lambda c: c.op == "constant" and c.elem == "f64",
+        "rotate": lambda c: c.op == "gpu_rotate" and c.elem == "i32",
+    }
+    text = {
+        k: mt.case_module(c, case_program(c), target) for k, f in pick.items() for c in mlir_cases() if f(c)
+    }
+    for _ in range(2):  # the second time from the cache
+        with pytest.raises(Unsupported, match=re.escape(version) + ".*MMAElementwiseOp"):
+            lower(text["truncf"])
+        with pytest.raises(mlir_tools.MlirTextError, match="fails the verifier") as e:
+            lower(text["f64 constant"])
+        assert not isinstance(e.value, ToolchainError) and "operand #0 must be" in str(e.value)
+        if target is CUDA:
+            with pytest.raises(ToolchainError, match="failed to legalize operation 'gpu.rotate'"):
+                lower(text["rotate"])

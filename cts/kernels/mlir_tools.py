@@ -5,9 +5,16 @@ text, lower it to SPIR-V for Vulkan or to PTX for CUDA (specs/mlir-lowering.md).
 Tools are looked up in ``$CTS_MLIR_TOOLS`` (a folder; only there when it is
 set), then on ``PATH`` (``mlir-opt`` or ``mlir-opt-22``), then in
 ``/usr/lib/llvm-22/bin``.  A missing tool is a :class:`MlirToolError` (a
-harness error naming the package), never a device verdict.  A text the
-tools refuse is a :class:`cts.errors.ToolchainError` naming the tool, its
-version and its message: a verdict on the compiler, apart from the device's.
+harness error naming the package), never a device verdict.
+
+The suite checks its own text before it blames anyone (``check_text``: the
+same mlir-opt parses and verifies it with no pass): an op, or an enum value
+of an op, that this version does not have is :class:`cts.errors.Unsupported`
+naming the version (a skip); any other parse or verifier error is
+:class:`MlirTextError`, a harness error (the suite wrote invalid MLIR).  Only
+a text that verifies and that a lowering then refuses or crashes on is a
+:class:`cts.errors.ToolchainError` naming the tool, its version and its
+message: a verdict on the compiler, apart from the device's.
 
 Lowered binaries are cached on disk (``$CTS_CACHE_DIR/mlir``, else
 ``$XDG_CACHE_HOME/cts/mlir`` or ``~/.cache/cts/mlir``) under the SHA-256 of
@@ -37,10 +44,12 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from cts.errors import HarnessError, ToolchainError
+from cts.errors import HarnessError, ToolchainError, Unsupported
 
 __all__ = [
     "MlirToolError",
+    "MlirTextError",
+    "check_text",
     "PACKAGE",
     "SPIRV_PIPELINE",
     "PTX_PIPELINE",
@@ -69,6 +78,39 @@ _HOW = (
 
 class MlirToolError(HarnessError):
     """mlir-opt / mlir-translate missing or not starting (a harness error)."""
+
+
+class MlirTextError(HarnessError):
+    """The suite's own MLIR text fails the verifier of the mlir-opt that
+    lowers it (an operand type the op's definition excludes, ...): a
+    harness error, never the tool's or the device's."""
+
+
+# the parser's words for a text using what this version of the dialects does not have: an
+# unknown op, or an enum value (e.g. an MMAElementwiseOp) the version does not list
+_VERSION_LACKS = re.compile(
+    r"custom op '[^']+' is unknown|unregistered operation|expected ::mlir::[\w:]+ to be one of|"
+    r"Dialect `\w+' not found"
+)
+
+
+def check_text(text: str) -> None:
+    """Parse and verify the suite's text with the mlir-opt that will lower
+    it (no pass): Unsupported when it uses an op or op variant this version
+    lacks (the skip names the version), MlirTextError for any other error
+    (the suite's text is invalid); None when it verifies."""
+    r = _raw("mlir-opt", [], text)
+    if r.returncode == 0:
+        return
+    first = _first_error(r.stderr, r.returncode)
+    if r.returncode < 0 or r.returncode > 128 or "Stack dump:" in r.stderr:  # the parser crashed: the tool's
+        raise ToolchainError(f"{tool_version()}: mlir-opt (parse and verify only) {first}")
+    if _VERSION_LACKS.search(r.stderr):
+        raise Unsupported(f"{tool_version()} does not have what the case's MLIR text uses: {first}")
+    raise MlirTextError(
+        f"the suite's MLIR text fails the verifier of {tool_version()} (a harness error, not the tool's and "
+        f"not the device's): {first}"
+    )
 
 
 def _candidates(name: str) -> list[Path]:
@@ -150,8 +192,8 @@ def _first_error(stderr: str, returncode: int = 1) -> str:
 
 
 def verify(text: str) -> None:
-    """Parse and verify (mlir-opt with no pass)."""
-    run_tool("mlir-opt", [], text)
+    """Parse and verify (mlir-opt with no pass): ``check_text``."""
+    check_text(text)
 
 
 def verify_funcs(funcs: dict[str, str], wrap) -> dict[str, str]:
@@ -232,7 +274,7 @@ def cache_dir() -> Path:
     return Path(xdg) / "cts" / "mlir"
 
 
-CACHE_FORMAT = 3  # bump when what is stored beside a binary (its findings) changes
+CACHE_FORMAT = 4  # bump when what is stored beside a binary (its findings) changes
 
 
 def _key(kind: str, pipeline: str, text: str) -> str:
@@ -249,7 +291,7 @@ def _cached(key: str, suffix: str) -> tuple[bytes, dict] | None:
     try:
         meta = json.loads((d / f"{key}.json").read_text())
         if meta.get("refused"):
-            raise ToolchainError(meta["refused"])
+            raise _REFUSALS.get(meta.get("as", "toolchain"), ToolchainError)(meta["refused"])
         return (d / f"{key}{suffix}").read_bytes(), meta
     except (OSError, ValueError):
         if carried():
@@ -260,14 +302,18 @@ def _cached(key: str, suffix: str) -> tuple[bytes, dict] | None:
         return None
 
 
+_REFUSALS = {"toolchain": ToolchainError, "unsupported": Unsupported, "text": MlirTextError}
+
+
 def _refusing(key: str, suffix: str, fn):
-    """fn() with its ToolchainError kept in the cache beside where its
-    binary would be."""
+    """fn() with its refusal (ToolchainError, or what ``check_text`` said of
+    the suite's text) kept in the cache beside where its binary would be."""
     try:
         return fn()
-    except ToolchainError as e:
+    except (ToolchainError, Unsupported, MlirTextError) as e:
+        kind = next(k for k, cls in _REFUSALS.items() if type(e) is cls)
         if f"ran past {TIMEOUT_S} s" not in str(e):  # a timeout may not happen again: not kept
-            _store(key, suffix, None, {"tool": tool_version(), "refused": str(e)})
+            _store(key, suffix, None, {"tool": tool_version(), "refused": str(e), "as": kind})
         raise
 
 
@@ -309,6 +355,7 @@ def to_spirv(text: str, val_env: str = "vulkan1.3") -> tuple[bytes, dict]:
     hit = _cached(key, ".spv")
     if hit is not None:
         return hit
+    _refusing(key, ".spv", lambda: check_text(text))  # the suite's own text first
     lowered = _refusing(
         key, ".spv", lambda: run_tool("mlir-opt", [f"--pass-pipeline={SPIRV_PIPELINE}"], text)
     )
@@ -381,6 +428,7 @@ def to_ptx(text: str) -> str:
     hit = _cached(key, ".ptx")
     if hit is not None:
         return hit[0].decode()
+    _refusing(key, ".ptx", lambda: check_text(text))  # the suite's own text first
     lowered = _refusing(key, ".ptx", lambda: run_tool("mlir-opt", [f"--pass-pipeline={PTX_PIPELINE}"], text))
     ptx = ptx_of(lowered)
     _store(key, ".ptx", ptx.encode(), {"tool": tool_version(), "pipeline": PTX_PIPELINE})

@@ -340,6 +340,9 @@ class CaseRunner:
         reason = backend.unsupported(case)
         if reason:
             pytest.skip(reason)
+        forced = _forced(h.backend, backend, case)
+        if forced:  # the device does not list it: a forced run, reported apart from conformance
+            rec["forced"] = forced
         if "subgroups" in runner.__code__.co_varnames:
             kwargs.setdefault("subgroups", h.subgroups)
         if "profile" in runner.__code__.co_varnames:
@@ -373,10 +376,27 @@ class CaseRunner:
             ) from None
         finally:
             _journal_notes(item.config, backend)
+            invalid = _module_findings(backend, rec)
+        if invalid and (could_not_run is not None or not result.verdict.passed):
+            # the module an external tool produced is shown invalid: what the device did with it
+            # (refused it, or computed a wrong result) is the tool's verdict, never the device's
+            what = (
+                f"the device refused it: {could_not_run}"
+                if could_not_run is not None
+                else (f"wrong result: {result.verdict.summary()}")
+            )
+            rec["error"] = what
+            rec["toolchain"] = invalid
+            raise ToolchainError(
+                f"{case.family}[{case.id}]: TOOLCHAIN VERDICT on {h.backend.name} (a module {invalid} produced "
+                f"is invalid: {'; '.join(rec['findings'])}; {what}; not a device verdict)\n"
+                f"rerun: {h.rerun_command(item.nodeid)}"
+            )
         if could_not_run is not None:  # outside the except: the build log is printed once, not chained
             pytest.fail(
-                f"{case.family}[{case.id}] could not run on {h.backend.name}: {could_not_run}\n"
-                f"rerun: {h.rerun_command(item.nodeid)}",
+                f"{case.family}[{case.id}] could not run on {h.backend.name} [layer: device]: {could_not_run}\n"
+                + (f"  FORCED (not a conformance verdict): {forced}\n" if forced else "")
+                + f"rerun: {h.rerun_command(item.nodeid)}",
                 pytrace=False,
             )
         v = result.verdict
@@ -389,8 +409,10 @@ class CaseRunner:
         if not v.passed:
             lines = [
                 f"{case.family}[{case.id}] FAILED on {h.device.name} ({h.backend.name}), "
-                f"seed {h.seed}: {v.summary()}",
+                f"seed {h.seed}: {v.summary()} [layer: device]",
             ]
+            if forced:
+                lines.append(f"  FORCED (not a conformance verdict): {forced}")
             if getattr(case, "spec_row", ""):
                 lines.append(f"  spec: {case.spec_row}")
             lines += ["  " + m.line() for m in v.mismatches]
@@ -400,6 +422,29 @@ class CaseRunner:
             lines.append(f"rerun: {h.rerun_command(item.nodeid)}")
             pytest.fail("\n".join(lines), pytrace=False)
         return result
+
+
+def _forced(session_backend, backend, case) -> str:
+    """Why ``case`` runs only because of ``--assume-extension`` (what the
+    device does not list), '' when the device lists all it needs: the
+    backend's ``forced_reason(case)``, asked of the device view the case
+    runs on, else of the session's backend."""
+    for b in (backend, session_backend):
+        fn = getattr(b, "forced_reason", None)
+        if callable(fn):
+            return fn(case) or ""
+    return ""
+
+
+def _module_findings(backend, rec: dict) -> str:
+    """What is wrong with the module an external tool produced for the case
+    just run (the backend's ``take_module_findings() -> (tool, [finding])``):
+    kept in ``rec["findings"]``; the tool's name, '' when the module is valid."""
+    take = getattr(backend, "take_module_findings", None)
+    tool, findings = take() if callable(take) else ("", [])
+    if findings:
+        rec["findings"] = list(findings)
+    return tool if findings else ""
 
 
 def _journal_notes(config, backend) -> None:

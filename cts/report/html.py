@@ -20,7 +20,8 @@ import sys
 from collections import Counter, defaultdict
 from operator import itemgetter
 
-from cts.report.journal import DEVICE_BAD, OUTCOMES, ident_label, rerun_of
+from cts.report.apart import FORCED_TITLE, finding_counts, forced_line, forced_reasons, split_forced
+from cts.report.journal import DEVICE_BAD, OUTCOMES, ident_label, layer_of, rerun_of
 
 __all__ = ["MATRICES_SLOT", "family_matrices", "html_report", "matrix_axes"]
 
@@ -301,8 +302,8 @@ def _failures(rows: list[dict], outcomes=(*DEVICE_BAD, "xpassed")) -> str:
     if not bad:
         return "<p>None.</p>"
     out = [
-        '<table class="sortable" id="failures"><thead><tr><th>outcome</th><th>family</th><th>case</th>'
-        "<th>max err/bound</th><th>duration s</th><th>details</th></tr></thead><tbody>"
+        '<table class="sortable" id="failures"><thead><tr><th>outcome</th><th>layer</th><th>family</th>'
+        "<th>case</th><th>max err/bound</th><th>duration s</th><th>details</th></tr></thead><tbody>"
     ]
     for r in bad:
         ratio = r.get("max_ratio")
@@ -313,7 +314,7 @@ def _failures(rows: list[dict], outcomes=(*DEVICE_BAD, "xpassed")) -> str:
         st = r.get("outcome")
         out.append(
             f'<tr><td class="cell" style="background:{COLOURS.get(st, "#333")}">{e(st)}</td>'
-            f"<td>{e(r.get('family'))}</td><td>{e(r.get('case_id') or r.get('nodeid'))}</td>"
+            f"<td>{e(layer_of(r))}</td><td>{e(r.get('family'))}</td><td>{e(r.get('case_id') or r.get('nodeid'))}</td>"
             f'<td data-v="{e(ratio if ratio is not None else -1)}">{e(_ratio_text(r, ratio))}</td>'
             f"<td>{e(r.get('duration'))}</td>"
             f"<td><details><summary>{e(first[:200])}</summary><pre>{e(reason[:6000])}</pre>"
@@ -427,6 +428,7 @@ def html_report(
     ``matrices``: the family matrices' HTML (``family_matrices``, or
     ``MATRICES_SLOT`` to leave a place for them), built here if None."""
     top, bottom = _record_parts(record, rows)
+    rows, forced = split_forced(rows)  # --assume-extension: apart, outside the totals
     sessions = sessions or []
     heads = [s for s in sessions if s.get("kind") == "session"]
     notes = sorted({str(s.get("text")) for s in sessions if s.get("kind") == "note"})
@@ -463,12 +465,21 @@ def html_report(
     bad = sum(tot.get(k, 0) for k in (*DEVICE_BAD, "xpassed"))
     parts.append(f"<h2>Failures: device verdicts (failed, crash, timeout, unexpected pass) ({bad})</h2>")
     parts.append("<p>Click a column header to sort.</p>" + _failures(rows))
+    if forced:
+        parts.append(f"<h2>{e(FORCED_TITLE)} ({len(forced)})</h2><p>{e(forced_line(forced))}</p>")
+        parts.append("".join(f'<div class="note">{e(w)}: {n} cases</div>' for w, n in forced_reasons(forced)))
+        parts.append(_failures(forced, (*DEVICE_BAD, "xpassed", "error")))
+    findings = finding_counts(rows)
+    if findings:
+        parts.append(f"<h2>Invalid modules from the toolchain ({len(findings)} findings)</h2>")
+        parts.append("".join(f'<div class="note">{e(f)}: {n} cases</div>' for f, n in findings))
     tool = [r for r in rows if r.get("toolchain")]
     if tool:
-        parts.append(f"<h2>Toolchain verdicts: the compiler refused, not device verdicts ({len(tool)})</h2>")
+        parts.append(f"<h2>Toolchain verdicts: the compiler erred, not device verdicts ({len(tool)})</h2>")
         parts.append(
             "<p>The compiler between the suite and the device (named in each) refused a case the spec "
-            "allows.</p>" + _failures(tool, ("error",))
+            "allows, or produced a module shown invalid whose result was wrong or refused.</p>"
+            + _failures(tool, ("error",))
         )
     harness = [r for r in rows if not r.get("toolchain")]
     if tot.get("error", 0) > len(tool):

@@ -20,8 +20,9 @@ from pathlib import Path
 
 from tabulate import tabulate
 
+from cts.report.apart import FORCED_TITLE, finding_counts, forced_line, forced_reasons, split_forced
 from cts.report.atomic import write_set
-from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, OUTCOMES, ident_label, rerun_of
+from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, OUTCOMES, forced_of, ident_label, layer_of, rerun_of
 from cts.report.record import Record, read_record
 
 __all__ = ["markdown_report", "write_reports", "write_record", "record_status", "summarize", "main"]
@@ -150,8 +151,8 @@ def record_status(rec: Record, cfg: str | None = None) -> tuple[bool, str]:
     interrupted), when runs disagree on a verdict (changed), when a run
     ended early and no later run completed it, or when journal lines were
     rejected.  ``cfg`` limits the verdicts to one configuration."""
-    rows = [r for r in rec.rows if cfg is None or r.get("cfg") == cfg]
-    tot = summarize(rows)
+    rows = [r for r in rec.rows if (cfg is None or r.get("cfg") == cfg) and not r.get("forced")]
+    tot = summarize(rows)  # forced cases (--assume-extension) are no conformance verdicts
     why = [f"{k} {tot[k]}" for k in (*BAD_OUTCOMES, "xpassed", "interrupted") if tot.get(k)]
     changed = sum(1 for r in rows if r.get("changed"))
     if changed:
@@ -243,8 +244,14 @@ def markdown_report(
     notes = sorted({str(s.get("text")) for s in sessions or [] if s.get("kind") == "note"})
     if notes:
         out += ["", "Notes:", ""] + [f"* {md_text(n)}" for n in notes]
+    rows, forced = split_forced(rows)  # --assume-extension: their own section, outside every total
     tot = summarize(rows)
-    out += ["", "Totals: " + ", ".join(f"{k} {v}" for k, v in tot.items() if v), ""]
+    out += [
+        "",
+        "Totals: " + (", ".join(f"{k} {v}" for k, v in tot.items() if v) or "no conformance case"),
+        "",
+    ]
+    out += [forced_line(forced), ""] if forced else []
     lines = not_judged_lines(tot) + _record_lines(record)
     bad, tool, errs, flaky, intr, xf = [], [], [], [], [], []  # the rows of each section below
     sections = {k: bad for k in (*DEVICE_BAD, "xpassed")} | {"interrupted": intr, "xfailed": xf}
@@ -259,7 +266,7 @@ def markdown_report(
             flaky.append(r)
     n_tool = len(tool)
     if n_tool:
-        lines.insert(1, f"of these, {n_tool} toolchain verdicts: the compiler refused cases the spec allows")
+        lines.insert(1, f"of these, {n_tool} toolchain verdicts: the compiler erred (layer toolchain)")
     out += [f"* {md_text(line)}" for line in lines] + ([""] if lines else [])
 
     # one pass over the rows for the three tables below: per family, backend and device (and
@@ -313,9 +320,10 @@ def markdown_report(
     out += ["", f"## Failures: device verdicts ({len(bad)})", ""]
     out += _case_blocks(bad, names)
     if tool:
-        out += ["", f"## Toolchain verdicts: the compiler refused, not device verdicts ({len(tool)})", ""]
+        out += ["", f"## Toolchain verdicts: the compiler erred, not device verdicts ({len(tool)})", ""]
         out += [
-            "The compiler between the suite and the device (named in each) refused a case the spec allows.",
+            "The compiler between the suite and the device (named in each) refused a case the spec allows, "
+            "or produced a module shown invalid whose result was wrong or refused.",
             "",
         ]
         out += _case_blocks(tool, names)
@@ -348,6 +356,7 @@ def markdown_report(
     if xf:
         out += ["", f"## Expected failures ({len(xf)}, from expectations files)", ""]
         out.append(_table([[r.get("nodeid"), _s(r.get("reason"))] for r in xf], ["case", "entry"]))
+    out += _apart_sections(forced, rows, names)
     if record is not None and record.problems:
         out += ["", f"## Journal problems: lines not used ({len(record.problems)})", ""]
         out += ["Lines of the journals that could not be read as a valid record (file:line: why).", ""]
@@ -355,6 +364,23 @@ def markdown_report(
         if len(record.problems) > 200:
             out.append(f"* ... {len(record.problems) - 200} more")
     return "\n".join(out) + "\n"
+
+
+def _apart_sections(forced: list[dict], rows: list[dict], names: dict[str, str]) -> list[str]:
+    """The forced cases (counts per reason, blocks of those not passing) and
+    the findings on toolchain-made modules (``cts.report.apart``)."""
+    out = []
+    if forced:
+        out += ["", f"## {FORCED_TITLE} ({len(forced)})", ""]
+        out.append(_table(forced_reasons(forced), ["what the device does not list", "cases"]))
+        bad = [r for r in forced if r.get("outcome") in (*BAD_OUTCOMES, "xpassed")]
+        out += ([""] if bad else []) + _case_blocks(bad, names)
+    table = finding_counts(rows)
+    if table:
+        out += ["", f"## Invalid modules from the toolchain ({len(table)} findings)", ""]
+        out += ["Each finding once, with the number of cases whose module has it.", ""]
+        out.append(_table(table, ["finding", "cases"]))
+    return out
 
 
 def _runs_table(rec: Record | None, names: dict[str, str]) -> str:
@@ -407,8 +433,10 @@ def _case_blocks(bad: list[dict], names: dict[str, str] | None = None) -> list[s
     out = []
     for r in bad[:200]:
         cfg = (names or {}).get(r.get("cfg"), "")
+        layer = layer_of(r)
         out.append(
             f"### {md_text(r.get('nodeid'))} - {md_text(r.get('outcome'))}"
+            + (f" (layer: {md_text(layer)})" if layer else "")
             + (f" (config {cfg})" if cfg else "")
         )
         out.append("")
@@ -422,7 +450,7 @@ def _case_blocks(bad: list[dict], names: dict[str, str] | None = None) -> list[s
     return out
 
 
-CSV_FIELDS = ["nodeid", "family", "case_id", "outcome", "max_ratio", "seed", "config"]
+CSV_FIELDS = ["nodeid", "family", "case_id", "outcome", "max_ratio", "seed", "config", "layer", "forced"]
 
 
 def csv_text(rows: list[dict]) -> str:
@@ -432,7 +460,7 @@ def csv_text(rows: list[dict]) -> str:
     w.writerow(CSV_FIELDS)
     for r in sorted(rows, key=lambda r: (str(r["nodeid"]), str(r.get("cfg") or ""))):
         w.writerow([r["nodeid"], r.get("family"), r.get("case_id"), r.get("outcome"), r.get("max_ratio"),
-                    r.get("seed"), r.get("cfg") or ""])  # fmt: skip
+                    r.get("seed"), r.get("cfg") or "", layer_of(r), forced_of(r)])  # fmt: skip
     return buf.getvalue()
 
 
@@ -554,8 +582,11 @@ def main(argv: list[str]) -> int:
 
     for line in failure_lines(rec.rows, record=rec):
         print(line)
-    tot = summarize(rec.rows)
+    rows, forced = split_forced(rec.rows)
+    tot = summarize(rows)
     print(", ".join(f"{k} {v}" for k, v in tot.items() if v))
+    if forced:
+        print(forced_line(forced))
     for line in not_judged_lines(tot) + _record_lines(rec) + unfinished_lines(rec):
         print(line)
     if len(rec.configs) > 1:
