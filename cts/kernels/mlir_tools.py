@@ -60,6 +60,7 @@ __all__ = [
     "verify_funcs",
     "to_spirv",
     "to_ptx",
+    "ptx_findings",
     "lower_funcs",
     "spirv_findings",
     "cache_dir",
@@ -365,7 +366,7 @@ def to_spirv(text: str, val_env: str = "vulkan1.3") -> tuple[bytes, dict]:
         args = ["--serialize-spirv", "--no-implicit-module", "-o", str(out)]
         _refusing(key, ".spv", lambda: run_tool("mlir-translate", args, spv_mod))
         blob = out.read_bytes()
-        findings = spirv_findings(out, val_env)
+        findings = spirv_findings(out, val_env, text)
     meta = {"tool": tool_version(), "pipeline": SPIRV_PIPELINE, "findings": findings}
     _store(key, ".spv", blob, meta)
     return blob, meta
@@ -394,10 +395,11 @@ _NEEDS = (
 )
 
 
-def spirv_findings(path: Path, val_env: str) -> list[str]:
+def spirv_findings(path: Path, val_env: str, source: str = "") -> list[str]:
     """What is wrong with a module the toolchain produced (empty: nothing
     known): the known pitfalls found in its disassembly (also where
-    spirv-val accepts the module), then spirv-val's own first message."""
+    spirv-val accepts the module; ``source``: the MLIR text it came from),
+    then spirv-val's own first message."""
     from cts.kernels.spirv_tools import tool_path as spirv_tool
 
     dis = subprocess.run(
@@ -412,6 +414,12 @@ def spirv_findings(path: Path, val_env: str) -> list[str]:
             "MatrixBSignedComponentsKHR (convert-gpu-to-spirv drops the signedness of gpu.subgroup_mma_compute's "
             "si8 operands: SPIR-V multiplies them as unsigned)"
         )
+    if re.search(r"memref<[^>]*xbf16", source) and not re.search(r"OpTypeFloat 16\b", dis):
+        out.append(
+            "memref of bf16 lowered to an array of 32-bit float words (no 16-bit type in the module: "
+            "convert-gpu-to-spirv maps bf16 to f32) that memref.load / store still index by bf16 element: "
+            "each access moves a word holding two bf16 elements"
+        )
     r = subprocess.run(
         [spirv_tool("spirv-val"), "--target-env", val_env, str(path)], capture_output=True, text=True
     )
@@ -419,6 +427,48 @@ def spirv_findings(path: Path, val_env: str) -> list[str]:
         msg = " ".join((r.stderr or r.stdout).split())
         msg = re.sub(r"^error: line \d+: ", "", msg)
         out.append(f"spirv-val --target-env {val_env} rejects the module as produced: {msg[:240]}")
+    return out
+
+
+_BYTES = {
+    "f16": 2,
+    "bf16": 2,
+    "f32": 4,
+    "f64": 8,
+    "si8": 1,
+    "ui8": 1,
+    "i8": 1,
+    "i32": 4,
+    "si32": 4,
+    "ui32": 4,
+}
+
+
+def ptx_findings(text: str, ptx: str) -> list[str]:
+    """What is wrong with the PTX the toolchain produced for ``text`` (empty:
+    nothing known): the lowering pitfalls of convert-gpu-to-nvvm measured by
+    this suite, each shown from the text and the PTX alone."""
+    out = []
+    for m in re.finditer(
+        r"subgroup_mma_(load|store)_matrix[^\n]*leadDimension = (\d+)[^\n]*memref<[^>]*?x(\w+)>", text
+    ):
+        kind, lead, elem = m.group(1), int(m.group(2)), m.group(3)
+        size = lead * _BYTES.get(elem, 4)
+        if size % 16:
+            out.append(
+                f"gpu.subgroup_mma_{kind}_matrix with leadDimension {lead} ({elem}: {size} bytes) lowered to "
+                f"wmma.{kind} with that ldm: the PTX ISA (wmma.{kind}) requires ldm a multiple of 16 bytes; "
+                "convert-gpu-to-nvvm neither refuses nor handles it"
+            )
+            break
+    for op, cmp, fn in (("maxf", "gt", "maximumf"), ("minf", "lt", "minimumf")):
+        if re.search(rf"subgroup_mma_elementwise {op}\b", text) and re.search(rf"setp\.{cmp}\.f(32|64)", ptx):
+            if not re.search(rf"\b{op[:3]}\.(NaN\.)?f(32|64)", ptx):
+                out.append(
+                    f"gpu.subgroup_mma_elementwise {op} lowered to setp.{cmp} + selp (and a NaN check): -0 and +0 "
+                    f"compare equal there, so the result of a (+0, -0) pair is the second operand; arith.{fn}, "
+                    "which the op is defined by, orders -0 < +0"
+                )
     return out
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import shlex
-import time
 
 import pytest
 
@@ -296,7 +295,7 @@ class Harness:
 
 HARNESS = pytest.StashKey[Harness]()
 
-from cts.plugin.record import RUN, journal_append  # noqa: E402  (the record reads HARNESS at call time)
+from cts.plugin.record import RUN  # noqa: E402  (the record reads HARNESS at call time)
 from cts.plugin.shard import shard_prefilter  # noqa: E402
 
 
@@ -375,7 +374,6 @@ class CaseRunner:
                 f"(a harness error, not a device verdict): {e}\nrerun: {h.rerun_command(item.nodeid)}"
             ) from None
         finally:
-            _journal_notes(item.config, backend)
             invalid = _module_findings(backend, rec)
         if invalid and (could_not_run is not None or not result.verdict.passed):
             # the module an external tool produced is shown invalid: what the device did with it
@@ -383,7 +381,8 @@ class CaseRunner:
             what = (
                 f"the device refused it: {could_not_run}"
                 if could_not_run is not None
-                else (f"wrong result: {result.verdict.summary()}")
+                else "wrong result: "
+                + "; ".join([result.verdict.summary(), *(m.line() for m in result.verdict.mismatches[:3])])
             )
             rec["error"] = what
             rec["toolchain"] = invalid
@@ -445,14 +444,6 @@ def _module_findings(backend, rec: dict) -> str:
     if findings:
         rec["findings"] = list(findings)
     return tool if findings else ""
-
-
-def _journal_notes(config, backend) -> None:
-    """Findings a backend met while running a case (e.g. what spirv-val says
-    about a module the MLIR toolchain produced) become report notes."""
-    take = getattr(backend, "take_notes", None)
-    for text in take() if callable(take) else ():
-        journal_append(config, {"kind": "note", "text": text, "time": time.time()})
 
 
 @pytest.fixture(scope="session")
