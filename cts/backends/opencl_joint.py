@@ -13,13 +13,21 @@ When a case runs, in this order (each miss is a skip naming it):
    feature of the case's table row: ``amx_int8`` (u8/s8 rows),
    ``amx_bf16`` (bf16), ``amx_fp16`` (fp16: intel_cpu_gnr), ``amx_tf32``
    (tf32: intel_cpu_dmr); a row this CPU does not have is outside the table
-   for it.
+   for it;
+5. the device's ``cl_khr_spirv_queries`` list names every SPIR-V capability
+   the spec-valid module must declare (or ``--assume-extension`` names its
+   extension: SPV_INTEL_joint_matrix for 6434 / 6435 / 6436 / 6437 / 6192).
+
+A case that passes these only thanks to ``--assume-extension`` is forced
+(``forced_reason``): reported apart from the conformance verdicts.
 
 Every case then builds and runs in a child process (a server per backend,
 restarted after a death): the runtime's compiler aborting (SIGABRT
 "Unsuppoted Layout ...") or a hang fails that case only, with the runtime's
-own words; the combination reached this point because the AMX table
-promises it, so the failure is the device's.
+own words: a device verdict where the device lists what the case needs,
+a forced observation where only an assumption let it run.  The
+``--joint-lowering intel-cpu`` deviation's modules that omit a capability
+SPV_INTEL_joint_matrix requires are never handed to the device.
 """
 
 from __future__ import annotations
