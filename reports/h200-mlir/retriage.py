@@ -99,7 +99,12 @@ def main() -> None:
     rows = []
     for line in gzip.open(a.journal, "rt"):
         row = json.loads(line)
-        if "outcome" in row and not row.get("kind") and row["outcome"] != "skipped" and row["case_id"] in cases:
+        if (
+            "outcome" in row
+            and not row.get("kind")
+            and row["outcome"] != "skipped"
+            and row["case_id"] in cases
+        ):
             row = judge_again(row, cases[row["case_id"]], b, int(row.get("seed") or 1))
             layer = layer_of(row)
             if layer:

@@ -57,9 +57,7 @@ def retriage(path: Path, out: Path, backends: dict) -> None:
     b = backends[key]
     here = b.device.name.strip()
     cases = {c.id: c for c in joint_cases(TIERS)}
-    coop_forced = (
-        f"--assume-extension {', '.join(assumed)}: without it, cl_khr_cooperative_matrix not supported by {dev}"
-    )
+    coop_forced = f"--assume-extension {', '.join(assumed)}: without it, cl_khr_cooperative_matrix not supported by {dev}"
     rows = []
     for row in lines:
         if "outcome" not in row or row.get("kind"):

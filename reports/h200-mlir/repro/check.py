@@ -5,8 +5,8 @@ the suite did, then show the defect in the tool's own output.
 
     CTS_MLIR_TOOLS=/usr/lib/llvm-22/bin python check.py DIR   # DIR: one of the folders here
 
-Needs mlir-opt (and for SPIR-V mlir-translate, spirv-dis) on PATH or in
-$CTS_MLIR_TOOLS.  Exit 1 when the defect shows (the tool is wrong), 0 when it
+Needs mlir-opt (and for SPIR-V mlir-translate, spirv-dis, spirv-val) on PATH
+or in $CTS_MLIR_TOOLS.  Exit 1 when the defect shows (the tool is wrong), 0 when it
 does not (fixed), 2 on a usage problem.  ``observed.txt`` holds what the
 device did with the module (from the suite's journal); ``case.json`` says
 what the MLIR op's definition requires instead."""
@@ -39,8 +39,10 @@ def lowered(d: Path, case: dict) -> tuple[int, str]:
     r = run([tool("mlir-opt"), f"--pass-pipeline={case['pipeline']}", "-"], text)
     if r.returncode or case["target"] == "tool":
         return r.returncode, r.stdout + r.stderr
-    if case["target"] == "ptx":
-        return 0, r.stdout.encode().decode("unicode_escape", "replace")
+    if case["target"] == "ptx":  # the assembly string of the gpu.binary, MLIR's \\XX escapes undone
+        m = re.search(r'assembly = "((?:[^"\\]|\\.)*)"', r.stdout)
+        asm = m.group(1) if m else r.stdout
+        return 0, re.sub(r"\\([0-9A-Fa-f]{2})", lambda x: chr(int(x.group(1), 16)), asm)
     lines = r.stdout.splitlines()  # spirv: cut the spirv.module out, serialize, disassemble
     start = next(i for i, ln in enumerate(lines) if ln.startswith("  spirv.module "))
     end = next(i for i in range(start + 1, len(lines)) if lines[i] == "  }")

@@ -26,15 +26,19 @@ CLASSES = {  # folder: (backend, case id, title, required, evidence regex, defec
     "si8-muladd-unsigned": ("vulkan", "compute-si8_si8_i32-aN-bN-tight-m16n16k32",
         "convert-gpu-to-spirv writes OpCooperativeMatrixMulAddKHR on si8 matrices without the signedness operands",
         SIGNED, r"OpCooperativeMatrixMulAddKHR( %\d+){4}\s*$", True),
-    "bf16-rotate-packed-words": ("vulkan", "gpu_rotate-bf16-sg32-w32-off1",
+    "bf16-rotate-packed-words": ("lavapipe", "gpu_rotate-bf16-sg8-w8-off1",
         "convert-gpu-to-spirv lowers memref<Nxbf16> to N/2 f32 words still indexed by bf16 element",
         "gpu.rotate moves each lane's bf16 value (MLIR GPU dialect, gpu.rotate); the module must keep bf16 "
         "elements as 16-bit values (it has no 16-bit type at all)", r"OpTypeFloat 16", False),
-    "vulkan-invalid-module": ("vulkan", "compute-f16_f16_f32-aN-bN-tight-m16n16k16",
+    "vulkan-invalid-module": ("vulkan", "compute-f16_f16_f32-aN-bN-tight",
         "every Vulkan module of the lowering fails spirv-val --target-env vulkan1.3",
         "Vulkan's SPIR-V environment (Validation Rules within a Module): a module using CooperativeMatrixKHR under "
         "Shader needs the VulkanMemoryModel capability; BuiltIn SubgroupLocalInvocationId needs GroupNonUniform",
         r"spirv-val: .*(requires|not allowed|needs)", True),
+    "spirv-legalize-maxf": ("vulkan", "elementwise-maxf-f32",
+        "convert-gpu-to-spirv fails to legalize a verified gpu.subgroup_mma_elementwise maxf",
+        "gpu.subgroup_mma_elementwise lists maxf / minf / muli among its opTypes (MLIR GPU dialect); the text "
+        "verifies, and the SPIR-V lowering refuses it", r"failed to legalize operation", True),
     "maxf-signed-zero": ("cuda", "elementwise-maxf-f32-zero",
         "convert-gpu-to-nvvm lowers elementwise maxf to setp.gt + selp: -0 and +0 unordered",
         "gpu.subgroup_mma_elementwise maxf is arith.maximumf per element (MLIR GPU dialect), which orders -0 < +0 "
@@ -63,7 +67,8 @@ CLASSES = {  # folder: (backend, case id, title, required, evidence regex, defec
 
 
 def observed(case_id: str, backend: str) -> str:
-    for line in gzip.open(HERE.parent / "retriaged" / f"{backend}.jsonl.gz", "rt"):
+    where = {"lavapipe": ROOT / "reports" / "lavapipe-mlir" / "journal.jsonl.gz"}
+    for line in gzip.open(where.get(backend, HERE.parent / "retriaged" / f"{backend}.jsonl.gz"), "rt"):
         r = json.loads(line)
         if r.get("case_id") == case_id and "outcome" in r and not r.get("kind"):
             return f"{r['outcome']} (layer {r.get('layer', '')}): {r.get('reason') or r.get('error') or ''}"
@@ -81,8 +86,13 @@ def text_of(case, backend) -> str:
         real = getattr(mlir_tools, name)
         setattr(mlir_tools, name, lambda text, *a, _r=real, **k: (seen.append(text), _r(text, *a, **k))[1])
     try:
-        if backend == "vulkan":
-            b = _planted_vulkan(json.loads((HERE.parent / "device.json").read_text()))
+        if backend in ("vulkan", "lavapipe"):
+            facts = (
+                ROOT / "reports" / "lavapipe-mlir" / "device.json"
+                if backend == "lavapipe"
+                else HERE.parent / "device.json"
+            )
+            b = _planted_vulkan(json.loads(facts.read_text()))
             b._dispatch = lambda code, order, arrays, *x, **k: {n: np.array(arrays[n]) for n in order}
         else:
             from cts.backends.cuda import CudaBackend
@@ -105,8 +115,9 @@ def main() -> None:
     cases = {c.id: c for c in mlir_cases()}
     for folder, (backend, cid, title, required, evidence, present) in CLASSES.items():
         text = text_of(cases[cid], backend)
-        pipeline = SPIRV_PIPELINE if backend == "vulkan" else PTX_PIPELINE
-        target = "spirv" if backend == "vulkan" else ("tool" if folder.startswith("nvvm-") else "ptx")
+        pipeline = PTX_PIPELINE if backend == "cuda" else SPIRV_PIPELINE
+        refusal = folder.startswith(("nvvm-", "spirv-legalize"))
+        target = "tool" if refusal else ("spirv" if backend != "cuda" else "ptx")
         d = HERE / folder
         d.mkdir(exist_ok=True)
         (d / "input.mlir").write_text(text)
