@@ -237,7 +237,9 @@ def test_assumed_extension_crash_stays_in_its_case(intel, tmp_path):
     assert junit.count("died with SIGILL") >= 2
     failed = [x for x in rows if x.get("outcome") == "failed"]
     assert {x.get("case_id") for x in failed} >= {STORE, LOAD}
-    assert all(x.get("forced", "").startswith("--assume-extension") and x.get("layer") == "device" for x in failed)
+    assert all(
+        x.get("forced", "").startswith("--assume-extension") and x.get("layer") == "device" for x in failed
+    )
 
 
 def test_assumed_extension_on_the_real_runtime(intel, tmp_path):
