@@ -7,8 +7,6 @@
   M, e.g. ``test_spirv_intel_mma[n16-k16-lit0x300c-M8-exact]``.
 * ``test_spirv_builtin_crosscheck``: where a backend has both the OpenCL C
   built-in and the SPIR-V instruction, identical bits for identical inputs.
-* ``test_spirv_capability_rejected``: a device that does not report
-  capability 6236 must refuse a module declaring it with a build error.
 * ``test_spirv_round_tf32``: OpRoundFToTF32INTEL (SPV_INTEL_tensor_float32_
   conversion, capability 6425) on scalars and vectors of 2, 3, 4, 8, 16
   floats, the data of the tf32 conversion built-ins, e.g.
@@ -17,13 +15,11 @@
 
 import pytest
 
-from cts.families.spirv_intel import required_rows
 from cts.families.spirv_tf32 import spirv_tf32_round_cases
 from cts.plugin.spirv import spirv_cases
 from cts.runs.spirv import (
     crosscheck_cases,
     run_builtin_crosscheck,
-    run_capability_rejection,
     run_spirv_intel_mma,
     run_spirv_tf32_round,
 )
@@ -39,16 +35,6 @@ def test_spirv_intel_mma(case, cts):
 def test_spirv_builtin_crosscheck(case, cts):
     """OpenCL C built-in and SPIR-V instruction: identical Result bits."""
     cts.check(case, run_builtin_crosscheck)
-
-
-@pytest.mark.parametrize("n", sorted({r["sg"] for r in required_rows()}), ids=lambda n: f"n{n}")
-def test_spirv_capability_rejected(n, cts):
-    """Without capability 6236 a device must fail the build, not crash or
-    accept the module silently."""
-    outcome, msg = run_capability_rejection(cts.backend, n)
-    if outcome == "skip":
-        pytest.skip(msg)
-    assert outcome == "pass", msg
 
 
 @pytest.mark.cts_cases.with_args(spirv_tf32_round_cases)

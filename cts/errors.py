@@ -3,7 +3,20 @@ catch them, none of them imports anything of the suite)."""
 
 from __future__ import annotations
 
-__all__ = ["BackendError", "CaseError", "CaseTimeout", "HarnessError", "ToolchainError", "Unsupported"]
+__all__ = [
+    "BackendError",
+    "CaseError",
+    "CaseTimeout",
+    "HarnessError",
+    "LAYERS",
+    "ToolchainError",
+    "Unsupported",
+]
+
+# The layer a non-pass blames (journal field ``layer``): the device (its driver and the
+# driver's own compiler), the toolchain between the suite and the device (a named external
+# tool and its version: mlir-opt, mlir-translate), or the suite itself (a harness error).
+LAYERS = ("device", "toolchain", "suite")
 
 
 class BackendError(Exception):

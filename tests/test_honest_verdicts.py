@@ -118,11 +118,11 @@ def test_a_toolchain_refusal_is_reported_apart_from_device_verdicts_and_harness_
     ]
     md = markdown_report(rows)
     assert "## Failures: device verdicts (0)" in md
-    assert "## Toolchain verdicts: the compiler refused, not device verdicts (1)" in md
+    assert "## Toolchain verdicts: the compiler erred, not device verdicts (1)" in md
     assert "## Harness errors: not device verdicts (1)" in md
     assert md.index("t[a]", md.index("## Toolchain")) < md.index("## Harness errors")
     html = html_report(rows)
-    assert "Toolchain verdicts: the compiler refused, not device verdicts (1)" in html
+    assert "Toolchain verdicts: the compiler erred, not device verdicts (1)" in html
     assert "Harness errors: not device verdicts (1)" in html
 
 

@@ -197,8 +197,9 @@ def _fake(extensions=(), il="SPIR-V_1.4", cpu=True):
     be = oj.JointOpenCL()
     be.cl = cl
     be.device = SimpleNamespace(name="Fake CPU", type=2 if cpu else 4)
-    be.describe = lambda: SimpleNamespace(extra={"il_version": il})
+    be.describe = lambda: SimpleNamespace(extra={"il_version": il}, extensions=tuple(extensions))
     be.has_extension = lambda name: name in extensions
+    be.assumed = frozenset()
     return be
 
 
@@ -255,7 +256,7 @@ def intel():
     try:
         from cts.backends.opencl import OpenCLBackend
 
-        be = OpenCLBackend("Intel", assume_extensions=("cl_khr_cooperative_matrix",))
+        be = OpenCLBackend("Intel", assume_extensions=("cl_khr_cooperative_matrix", "SPV_INTEL_joint_matrix"))
     except (BackendError, ImportError) as e:
         pytest.skip(f"no Intel CPU OpenCL runtime: {e}")
     return be
@@ -272,19 +273,47 @@ def _run_one(intel, cid: str, monkeypatch, env: dict | None = None):
 
 
 def test_runtime_words_reach_the_verdict(intel, monkeypatch):
-    """The spec-valid packed module: this runtime refuses capability 6434,
-    and the failure carries its own words."""
+    """The spec-valid packed module, forced (SPV_INTEL_joint_matrix assumed):
+    this runtime refuses capability 6434, and the failure carries its own
+    words; the same case is forced, not a conformance verdict."""
     from cts.errors import CaseError
 
     intel.joint_lowering = "spec"
+    monkeypatch.setattr(oj, "host_cpu_flags", lambda: frozenset({"amx_tile", "amx_int8", "amx_bf16"}))
+    forced = intel.forced_reason(BY_ID[PACKED_BF16])
+    assert forced.startswith("--assume-extension ") and "cl_khr_cooperative_matrix not supported" in forced
     with pytest.raises(CaseError, match="6434"):
         _run_one(intel, PACKED_BF16, monkeypatch)
+
+
+def test_unlisted_capabilities_are_skips_naming_them(intel, monkeypatch):
+    """One capability rule: the runtime lists neither 6434 nor 6192 (its
+    cl_khr_spirv_queries list): without an assumption covering them, the
+    cases needing them skip naming them; a module that omits them (the
+    intel-cpu deviation) is the suite's invalid input, never handed over."""
+    from cts.errors import HarnessError
+
+    monkeypatch.setattr(oj, "host_cpu_flags", lambda: frozenset({"amx_tile", "amx_int8", "amx_bf16"}))
+    saved = intel.assumed
+    intel.assumed = frozenset({"cl_khr_cooperative_matrix"})
+    try:
+        r = intel.unsupported(BY_ID[PACKED_BF16])
+        assert "PackedCooperativeMatrixINTEL" in r and "not listed" in r, r
+        assert "CooperativeMatrixCheckedInstructionsINTEL" in intel.unsupported(BY_ID[LOAD_CHECKED])
+    finally:
+        intel.assumed = saved
+    intel.joint_lowering = "intel-cpu"
+    try:
+        with pytest.raises(HarnessError, match="omits OpCapability PackedCooperativeMatrixINTEL"):
+            intel.kernel_source_joint_matrix(BY_ID[PACKED_BF16], 2)
+    finally:
+        intel.joint_lowering = "spec"
 
 
 def test_a_dying_compiler_fails_its_case_only(intel, monkeypatch):
     from cts.errors import CaseError
 
-    intel.joint_lowering = "intel-cpu"
+    intel.joint_lowering = "spec"
     with pytest.raises(CaseError, match="SIGABRT") as e:
         _run_one(intel, I8, monkeypatch, {"CTS_JOINT_CHILD_SELFTEST": "SIGABRT"})
     assert "Unsuppoted Layout" in str(e.value) and "promises" in str(e.value)

@@ -223,3 +223,74 @@ def test_carried_mode_runs_only_what_the_cache_holds(tools, tmp_path, monkeypatc
         monkeypatch.undo()
         mlir_tools.tool_path.cache_clear()
         mlir_tools.tool_version.cache_clear()
+
+
+@pytest.mark.parametrize("target", [VK, CUDA], ids=["vulkan", "cuda"])
+def test_the_suites_own_text_is_checked_before_the_tool_is_blamed(tools, target, tmp_path, monkeypatch):
+    """The same mlir-opt parses and verifies the suite's text first: an op
+    variant the version lacks (truncf of gpu.subgroup_mma_elementwise) is a
+    skip naming the version; a verifier error on the suite's text (a constant
+    matrix of f64, outside the op's operand types) is a harness error, not a
+    toolchain verdict; only a verified text the lowering refuses is the
+    tool's (gpu.rotate has no NVVM lowering in MLIR 22).  The same from the
+    cache, which keeps what each refusal was."""
+    from cts.errors import ToolchainError, Unsupported
+
+    mlir_tools, version = tools
+    monkeypatch.setenv("CTS_CACHE_DIR", str(tmp_path))
+    lower = mlir_tools.to_spirv if target is VK else mlir_tools.to_ptx
+    pick = {
+        "truncf": lambda c: c.op == "elementwise" and c.optype == "truncf",
+        "f64 constant": lambda c: c.op == "constant" and c.elem == "f64",
+        "rotate": lambda c: c.op == "gpu_rotate" and c.elem == "i32",
+    }
+    text = {
+        k: mt.case_module(c, case_program(c), target) for k, f in pick.items() for c in mlir_cases() if f(c)
+    }
+    for _ in range(2):  # the second time from the cache
+        with pytest.raises(Unsupported, match=re.escape(version) + ".*MMAElementwiseOp"):
+            lower(text["truncf"])
+        with pytest.raises(mlir_tools.MlirTextError, match="fails the verifier") as e:
+            lower(text["f64 constant"])
+        assert not isinstance(e.value, ToolchainError) and "operand #0 must be" in str(e.value)
+        if target is CUDA:
+            with pytest.raises(ToolchainError, match="failed to legalize operation 'gpu.rotate'"):
+                lower(text["rotate"])
+
+
+def test_the_lowerings_shown_wrong_are_found_in_the_module_alone(tools, tmp_path, monkeypatch):
+    """The evidence a toolchain verdict carries, from the lowered module
+    without a device: PTX of a padded leadDimension (wmma ldm not a multiple
+    of 16 bytes) and of maxf / minf (setp + selp: -0 and +0 unordered) and
+    nothing else; SPIR-V of a bf16 gpu.rotate (bf16 memrefs as 32-bit words)
+    and not of the f16 one."""
+    mlir_tools, _ = tools
+    monkeypatch.setenv("CTS_CACHE_DIR", str(tmp_path))
+    cu = mt.CudaTarget("sm_90")
+    flagged, lowered = set(), set()
+    shown = [
+        c
+        for c in mlir_cases()
+        if c.id.startswith(("load_store-f16-padded", "elementwise-maxf", "elementwise-minf"))
+    ]
+    others = [c for c in mlir_cases() if "padded" not in c.id and not c.id.startswith("elementwise-m")][::20]
+    for c in shown + others:
+        text = mt.case_module(c, case_program(c), cu)
+        try:
+            ptx = mlir_tools.to_ptx(text)
+        except Exception:  # noqa: BLE001 - no NVVM lowering, or an op variant MLIR 22 lacks
+            continue
+        lowered.add(c.id)
+        if mlir_tools.ptx_findings(text, ptx):
+            flagged.add(c.id)
+    want = {c.id for c in shown}
+    assert len(lowered) >= 20 and flagged and flagged <= want, sorted(flagged - want)[:5]
+    assert {i for i in want & lowered if "padded" in i} <= flagged
+    assert {i for i in flagged if "max" in i or "min" in i} == {
+        i for i in want & lowered if "max" in i or "min" in i
+    }
+    rot = {c.elem: c for c in mlir_cases() if c.op == "gpu_rotate" and c.sg == 8 and c.id.endswith("off1")}
+    bf16 = mlir_tools.to_spirv(mt.case_module(rot["bf16"], case_program(rot["bf16"]), VK))[1]["findings"]
+    f16 = mlir_tools.to_spirv(mt.case_module(rot["f16"], case_program(rot["f16"]), VK))[1]["findings"]
+    assert any("memref of bf16 lowered to an array of 32-bit float words" in f for f in bf16), bf16
+    assert not any("bf16" in f for f in f16), f16

@@ -485,22 +485,28 @@ def test_the_terminal_summary_lists_what_is_not_clean_device_verdicts_first_esca
         "ERROR",
         "INTERRUPTED",
     ]
-    assert lines[0] == "FAILED t::x[bad] - D[0,1] = 3 != 4"
-    assert lines[1] == "CRASH t::x[boom]" and lines[5] == "INTERRUPTED t::x[cut]"
-    assert lines[2].startswith("TIMEOUT t::x[hang?[2J] - ?[31mred? yyy") and lines[2].endswith("...")
+    assert lines[0] == "FAILED t::x[bad] [layer: device] - D[0,1] = 3 != 4"
+    assert lines[1] == "CRASH t::x[boom] [layer: device]" and lines[5] == "INTERRUPTED t::x[cut]"
+    assert lines[2].startswith("TIMEOUT t::x[hang?[2J] [layer: device] - ?[31mred? yyy") and lines[
+        2
+    ].endswith("...")
     assert len(lines[2].split(" - ", 1)[1]) == 160 and not any("\x1b" in ln or "\x07" in ln for ln in lines)
     assert failure_lines([row("t::x[ok]"), row("t::x[s]", "skipped")]) == []
     odd = failure_lines(
         [row("t::x[\u202eevil\u200b\u2028]", "failed", reason=None), row("t::" + "z" * 500, "crash")]
     )
-    assert odd[0] == "FAILED t::x[?evil??]" and len(odd[1]) == len("CRASH ") + 200 and odd[1].endswith("...")
+    assert odd[0] == "FAILED t::x[?evil??] [layer: device]"
+    assert len(odd[1]) == len("CRASH  [layer: device]") + 200 and "z..." in odd[1]
     from types import SimpleNamespace
 
     two = [row("t::x[a]", "failed", cfg="c1"), row("t::x[a]", "failed", cfg="c2"), row("t::x[b]", cfg="c1")]
     named = failure_lines(two, record=SimpleNamespace(configs=["c1", "c2"]))
-    assert named == ["FAILED t::x[a] (config A)", "FAILED t::x[a] (config B)"], (
-        named
-    )  # as the report names them
-    assert failure_lines(two[:1], record=SimpleNamespace(configs=["c1"])) == ["FAILED t::x[a]"]
+    assert named == [
+        "FAILED t::x[a] [layer: device] (config A)",
+        "FAILED t::x[a] [layer: device] (config B)",
+    ], named  # as the report names them
+    assert failure_lines(two[:1], record=SimpleNamespace(configs=["c1"])) == [
+        "FAILED t::x[a] [layer: device]"
+    ]
     many = failure_lines([row(f"t::x[{i}]", "failed") for i in range(25)], limit=20)
     assert len(many) == 21 and many[-1].startswith("... 5 more not clean: report.md lists each")

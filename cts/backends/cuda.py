@@ -184,8 +184,10 @@ class CudaBackend(CudaJoint, Backend):
                     if legalize
                     else None  # any other refusal: the toolchain verdict of the run
                 )
+            except Unsupported as e:  # an op variant this mlir-opt lacks (it checked the suite's text first)
+                self._lowering[text] = str(e)
             except HarnessError:
-                self._lowering[text] = None  # no tools: the run says so as a harness error
+                self._lowering[text] = None  # no tools, or the suite's invalid text: the run's harness error
         return self._lowering[text]
 
     # --------------------------------------------------------- execution
@@ -196,13 +198,22 @@ class CudaBackend(CudaJoint, Backend):
         return PTX
 
     def run_mlir_mma(self, case, program: list, buffers: dict) -> dict:
-        from cts.kernels.mlir_tools import to_ptx
+        from cts.kernels.mlir_tools import ptx_findings, to_ptx, tool_version
 
         if self.reason:
             raise Unsupported(self.reason)
         prog = program_from(program, buffers, WARP if case.op not in LANE_OPS else case.sg)
-        ptx = to_ptx(self._text(case, prog))  # a refusal is a ToolchainError: the compiler's verdict
+        text = self._text(case, prog)
+        ptx = to_ptx(text)  # a refusal is a ToolchainError: the compiler's verdict
+        self._mlir_findings = (tool_version(), ptx_findings(text, ptx))
         return {**buffers, **self._execute(ptx, mlir_text.func_name(case), prog, buffers)}
+
+    def take_module_findings(self) -> tuple[str, list[str]]:
+        """(tool, findings) of the PTX the last case ran (``ptx_findings``:
+        a wrong or refused result from such PTX is a toolchain verdict)."""
+        out = getattr(self, "_mlir_findings", ("", []))
+        self._mlir_findings = ("", [])
+        return out
 
     def _execute(self, ptx: str, entry: str, prog, buffers: dict) -> dict:
         rows = {n: np.ascontiguousarray(buffers[n]) for n in prog.buffers}

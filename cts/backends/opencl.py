@@ -301,6 +301,34 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
     def has_extension(self, name: str) -> bool:
         return "*" in self.assumed or name in self.assumed or name in self.describe().extensions
 
+    # skip reasons the mixins cache that depend on --assume-extension
+    _ASSUMPTION_CACHES = ("_tf32_round_reason",)
+
+    def forced_reason(self, case) -> str | None:
+        """Why ``case`` would be a skip without ``--assume-extension`` (what
+        the device does not list), None when the device lists all it needs
+        (or nothing is assumed).  A prelude's ``cts-provides`` is no
+        assumption: the prelude implements what it provides."""
+        if not self.assumed_explicit:
+            return None
+        own = {k: self.__dict__.pop(k) for k in self._ASSUMPTION_CACHES if k in self.__dict__}
+        bare = getattr(self, "_unassumed_caches", {})
+        self.__dict__.update(bare)
+        saved = self.assumed_explicit, self.assumed
+        self.assumed_explicit = frozenset()
+        self.assumed = self.prelude.provides if self.prelude else frozenset()
+        try:
+            why = self.unsupported(case)
+        finally:
+            self.assumed_explicit, self.assumed = saved
+            self._unassumed_caches = {
+                k: self.__dict__.pop(k) for k in self._ASSUMPTION_CACHES if k in self.__dict__
+            }
+            self.__dict__.update(own)
+        if not why:
+            return None
+        return f"--assume-extension {', '.join(sorted(saved[0]))}: without it, {why}"
+
     def unsupported(self, case) -> str | None:
         reason = super().unsupported(case)
         if reason:

@@ -13,13 +13,21 @@ When a case runs, in this order (each miss is a skip naming it):
    feature of the case's table row: ``amx_int8`` (u8/s8 rows),
    ``amx_bf16`` (bf16), ``amx_fp16`` (fp16: intel_cpu_gnr), ``amx_tf32``
    (tf32: intel_cpu_dmr); a row this CPU does not have is outside the table
-   for it.
+   for it;
+5. the device's ``cl_khr_spirv_queries`` list names every SPIR-V capability
+   the spec-valid module must declare (or ``--assume-extension`` names its
+   extension: SPV_INTEL_joint_matrix for 6434 / 6435 / 6436 / 6437 / 6192).
+
+A case that passes these only thanks to ``--assume-extension`` is forced
+(``forced_reason``): reported apart from the conformance verdicts.
 
 Every case then builds and runs in a child process (a server per backend,
 restarted after a death): the runtime's compiler aborting (SIGABRT
 "Unsuppoted Layout ...") or a hang fails that case only, with the runtime's
-own words; the combination reached this point because the AMX table
-promises it, so the failure is the device's.
+own words: a device verdict where the device lists what the case needs,
+a forced observation where only an assumption let it run.  The
+``--joint-lowering intel-cpu`` deviation's modules that omit a capability
+SPV_INTEL_joint_matrix requires are never handed to the device.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from cts.errors import CaseError, CaseTimeout, Unsupported
+from cts.errors import CaseError, CaseTimeout, HarnessError, Unsupported
 from cts.families.joint import ARCHES
 from cts.kernels import KernelSource
 from cts.kernels.joint_spv import ENTRY, SUBGROUP_SIZE, buffer_slots, stride_slots, unrealizable
@@ -82,6 +90,33 @@ def _width(t: str) -> int:
     return _BITS.get(t, 64 if t in ("f64", "u64") else 32)
 
 
+# SPIR-V capability -> the extension names whose --assume-extension covers it (first: its SPIR-V extension)
+CAPABILITY_EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "CooperativeMatrixKHR": ("SPV_KHR_cooperative_matrix", COOP_EXTENSION),
+    **{
+        name: ("SPV_INTEL_joint_matrix",)
+        for name in (
+            "PackedCooperativeMatrixINTEL",
+            "CooperativeMatrixInvocationInstructionsINTEL",
+            "CooperativeMatrixTF32ComponentTypeINTEL",
+            "CooperativeMatrixBFloat16ComponentTypeINTEL",
+            "CooperativeMatrixCheckedInstructionsINTEL",
+        )
+    },
+}
+
+
+def declared_capabilities(text: str) -> list[str]:
+    """The capability names a module's assembly declares (``OpCapability
+    Name``, or ``OpCapability !N ; Name`` for a token the assembler lacks)."""
+    out = []
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) >= 2 and words[0] == "OpCapability":
+            out.append(words[-1] if words[1].startswith("!") and len(words) >= 4 else words[1])
+    return out
+
+
 class JointOpenCL:
     """Family ``joint_matrix`` on OpenCL (AMX tables only)."""
 
@@ -119,15 +154,56 @@ class JointOpenCL:
                 f"outside the AMX table for this CPU: spec-digest 5.3 lists the {row} row for {arches}; "
                 f"this host lacks CPU flag {flag} ({have})"
             )
-        return None
+        return self._joint_caps_unlisted(case)
+
+    def _joint_caps_unlisted(self, case) -> str | None:
+        """The SPIR-V capabilities the case's module must declare (the spec
+        form: SPV_INTEL_joint_matrix rev 16 requires PackedCooperativeMatrixINTEL
+        for the PackedINTEL layout and CooperativeMatrixCheckedInstructionsINTEL
+        for the checked instructions) that the device's cl_khr_spirv_queries
+        list does not name and no ``--assume-extension`` of their extension
+        covers: a skip naming them (a device is held only to what it lists).
+        None where the device has no capability query (its extension
+        string decided above)."""
+        from cts.backends import clquery
+        from cts.kernels.joint_spv import module_texts
+
+        if "cl_khr_spirv_queries" not in self.describe().extensions:
+            return None
+        listed = {clquery.capability_name(n) for n in clquery.spirv_capabilities(self.device)}
+        text = module_texts(case, "spec")[0]
+        missing = []
+        for name in declared_capabilities(text):
+            exts = CAPABILITY_EXTENSIONS.get(name, ())
+            assumed = getattr(self, "assumed", frozenset())
+            if name in listed or "*" in assumed or any(e in assumed for e in exts):
+                continue
+            missing.append(f"{name} ({exts[0] if exts else 'core'})")
+        if not missing:
+            return None
+        return (
+            f"SPIR-V capabilit{'y' if len(missing) == 1 else 'ies'} {', '.join(missing)} not listed by "
+            f"{self.device.name.strip()} (cl_khr_spirv_queries): the case's module must declare "
+            f"{'it' if len(missing) == 1 else 'them'}"
+        )
 
     # --- kernels -------------------------------------------------------------
     def kernel_source_joint_matrix(self, case, subgroups: int) -> KernelSource:
         """The validated device module (spirv-val on its twin + the
         structural check, ``cts.kernels.joint_spv_check``)."""
+        from cts.kernels.joint_spv import module_texts
         from cts.kernels.joint_spv_check import validated_module
 
-        il, _text = validated_module(case, self.joint_lowering)
+        il, text = validated_module(case, self.joint_lowering)
+        omitted = sorted(
+            set(declared_capabilities(module_texts(case, "spec")[0])) - set(declared_capabilities(text))
+        )
+        if omitted:  # SPV_INTEL_joint_matrix requires them: the module would be invalid input
+            raise HarnessError(
+                f"--joint-lowering {self.joint_lowering}: the module of this case omits OpCapability "
+                f"{', '.join(omitted)}, which SPV_INTEL_joint_matrix requires for what it uses; an invalid module "
+                "of the suite's own is not handed to the device (what a device does with it is no verdict)"
+            )
         bufs = buffer_slots(case)
         names = [n for n, _ in bufs] + ["meta"]
         return KernelSource(

@@ -15,12 +15,19 @@ and the device runs that binary: the judged stack is compiler + driver.
 * A text the compiler refuses is a toolchain verdict
   (:class:`cts.errors.ToolchainError`: tool, version, message), apart from
   the device verdicts.
-* What spirv-val says about the module as produced (the toolchain pitfalls of
+* The suite's own text is parsed and verified by the same mlir-opt first
+  (``mlir_tools.check_text``): an op the version lacks is a skip naming the
+  version, a verifier error on the suite's text a harness error.
+* What spirv-val for the device's target environment says about the module
+  as produced, plus the rules it lacks (the toolchain pitfalls of
   specs/mlir-lowering.md: ``VulkanMemoryModel`` dropped under a Shader
-  memory model; ``SPV_KHR_subgroup_rotate`` dropped by spirv-update-vce) is
-  a toolchain finding: the module runs as produced (drivers accept it; that
-  is what a user of mlir-opt gets) and the finding goes to the report as a
-  note (:meth:`take_notes`).
+  memory model, ``SPV_KHR_subgroup_rotate`` dropped by spirv-update-vce, si8
+  MulAdd without the signedness operands), are the module's findings: the
+  module still runs as produced (to say whether its semantics hold; without
+  it the family would judge nothing on Vulkan), the findings go with the
+  case's row (:meth:`take_module_findings`; the report counts each once),
+  and a wrong result or a refusal of such a module is a toolchain verdict,
+  never the device's.
 * Lane programs (thread-local, rotate) run at the case's subgroup size
   (required with subgroup size control where the device has it); the
   others do not look at lanes and run at the device's size.  One work-group
@@ -199,10 +206,11 @@ class MlirVulkan:
         return None
 
     # ------------------------------------------------------------ running
-    def take_notes(self) -> list[str]:
-        """Toolchain findings met since the last call (the plugin journals
-        them as report notes)."""
-        out, self._mlir_notes = list(getattr(self, "_mlir_notes", [])), []
+    def take_module_findings(self) -> tuple[str, list[str]]:
+        """(tool, findings) of the module the last case ran (empty: a valid
+        module, or none ran), then forgotten."""
+        out = getattr(self, "_mlir_findings", ("", []))
+        self._mlir_findings = ("", [])
         return out
 
     def run_mlir_mma(self, case, program: list, buffers: dict) -> dict:
@@ -224,19 +232,7 @@ class MlirVulkan:
         code, meta = to_spirv(text, val_env)  # a refusal is a ToolchainError: the compiler's verdict
         self._mlir_envs = getattr(self, "_mlir_envs", {})
         self._mlir_envs[case.id] = vulkan_env_from_spirv(code)  # the float modes the module declares
-        if meta.get("findings"):
-            seen = getattr(self, "_mlir_seen", set())
-            self._mlir_seen = seen
-            notes = getattr(self, "_mlir_notes", [])
-            self._mlir_notes = notes
-            for f in meta["findings"]:
-                text_note = (
-                    f"toolchain finding ({meta['tool']}, MLIR to SPIR-V for Vulkan): {f}; the suite runs the "
-                    "module as produced"
-                )
-                if text_note not in seen:
-                    seen.add(text_note)
-                    notes.append(text_note)
+        self._mlir_findings = (meta.get("tool", ""), list(meta.get("findings") or []))
         order = list(prog.buffers)
         arrays = {n: np.ascontiguousarray(buffers[n]) for n in order}
         groups = next(iter(arrays.values())).shape[0]

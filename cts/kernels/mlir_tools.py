@@ -5,9 +5,16 @@ text, lower it to SPIR-V for Vulkan or to PTX for CUDA (specs/mlir-lowering.md).
 Tools are looked up in ``$CTS_MLIR_TOOLS`` (a folder; only there when it is
 set), then on ``PATH`` (``mlir-opt`` or ``mlir-opt-22``), then in
 ``/usr/lib/llvm-22/bin``.  A missing tool is a :class:`MlirToolError` (a
-harness error naming the package), never a device verdict.  A text the
-tools refuse is a :class:`cts.errors.ToolchainError` naming the tool, its
-version and its message: a verdict on the compiler, apart from the device's.
+harness error naming the package), never a device verdict.
+
+The suite checks its own text before it blames anyone (``check_text``: the
+same mlir-opt parses and verifies it with no pass): an op, or an enum value
+of an op, that this version does not have is :class:`cts.errors.Unsupported`
+naming the version (a skip); any other parse or verifier error is
+:class:`MlirTextError`, a harness error (the suite wrote invalid MLIR).  Only
+a text that verifies and that a lowering then refuses or crashes on is a
+:class:`cts.errors.ToolchainError` naming the tool, its version and its
+message: a verdict on the compiler, apart from the device's.
 
 Lowered binaries are cached on disk (``$CTS_CACHE_DIR/mlir``, else
 ``$XDG_CACHE_HOME/cts/mlir`` or ``~/.cache/cts/mlir``) under the SHA-256 of
@@ -37,10 +44,12 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from cts.errors import HarnessError, ToolchainError
+from cts.errors import HarnessError, ToolchainError, Unsupported
 
 __all__ = [
     "MlirToolError",
+    "MlirTextError",
+    "check_text",
     "PACKAGE",
     "SPIRV_PIPELINE",
     "PTX_PIPELINE",
@@ -51,6 +60,7 @@ __all__ = [
     "verify_funcs",
     "to_spirv",
     "to_ptx",
+    "ptx_findings",
     "lower_funcs",
     "spirv_findings",
     "cache_dir",
@@ -69,6 +79,39 @@ _HOW = (
 
 class MlirToolError(HarnessError):
     """mlir-opt / mlir-translate missing or not starting (a harness error)."""
+
+
+class MlirTextError(HarnessError):
+    """The suite's own MLIR text fails the verifier of the mlir-opt that
+    lowers it (an operand type the op's definition excludes, ...): a
+    harness error, never the tool's or the device's."""
+
+
+# the parser's words for a text using what this version of the dialects does not have: an
+# unknown op, or an enum value (e.g. an MMAElementwiseOp) the version does not list
+_VERSION_LACKS = re.compile(
+    r"custom op '[^']+' is unknown|unregistered operation|expected ::mlir::[\w:]+ to be one of|"
+    r"Dialect `\w+' not found"
+)
+
+
+def check_text(text: str) -> None:
+    """Parse and verify the suite's text with the mlir-opt that will lower
+    it (no pass): Unsupported when it uses an op or op variant this version
+    lacks (the skip names the version), MlirTextError for any other error
+    (the suite's text is invalid); None when it verifies."""
+    r = _raw("mlir-opt", [], text)
+    if r.returncode == 0:
+        return
+    first = _first_error(r.stderr, r.returncode)
+    if r.returncode < 0 or r.returncode > 128 or "Stack dump:" in r.stderr:  # the parser crashed: the tool's
+        raise ToolchainError(f"{tool_version()}: mlir-opt (parse and verify only) {first}")
+    if _VERSION_LACKS.search(r.stderr):
+        raise Unsupported(f"{tool_version()} does not have what the case's MLIR text uses: {first}")
+    raise MlirTextError(
+        f"the suite's MLIR text fails the verifier of {tool_version()} (a harness error, not the tool's and "
+        f"not the device's): {first}"
+    )
 
 
 def _candidates(name: str) -> list[Path]:
@@ -150,8 +193,8 @@ def _first_error(stderr: str, returncode: int = 1) -> str:
 
 
 def verify(text: str) -> None:
-    """Parse and verify (mlir-opt with no pass)."""
-    run_tool("mlir-opt", [], text)
+    """Parse and verify (mlir-opt with no pass): ``check_text``."""
+    check_text(text)
 
 
 def verify_funcs(funcs: dict[str, str], wrap) -> dict[str, str]:
@@ -232,7 +275,7 @@ def cache_dir() -> Path:
     return Path(xdg) / "cts" / "mlir"
 
 
-CACHE_FORMAT = 3  # bump when what is stored beside a binary (its findings) changes
+CACHE_FORMAT = 4  # bump when what is stored beside a binary (its findings) changes
 
 
 def _key(kind: str, pipeline: str, text: str) -> str:
@@ -249,7 +292,7 @@ def _cached(key: str, suffix: str) -> tuple[bytes, dict] | None:
     try:
         meta = json.loads((d / f"{key}.json").read_text())
         if meta.get("refused"):
-            raise ToolchainError(meta["refused"])
+            raise _REFUSALS.get(meta.get("as", "toolchain"), ToolchainError)(meta["refused"])
         return (d / f"{key}{suffix}").read_bytes(), meta
     except (OSError, ValueError):
         if carried():
@@ -260,14 +303,18 @@ def _cached(key: str, suffix: str) -> tuple[bytes, dict] | None:
         return None
 
 
+_REFUSALS = {"toolchain": ToolchainError, "unsupported": Unsupported, "text": MlirTextError}
+
+
 def _refusing(key: str, suffix: str, fn):
-    """fn() with its ToolchainError kept in the cache beside where its
-    binary would be."""
+    """fn() with its refusal (ToolchainError, or what ``check_text`` said of
+    the suite's text) kept in the cache beside where its binary would be."""
     try:
         return fn()
-    except ToolchainError as e:
+    except (ToolchainError, Unsupported, MlirTextError) as e:
+        kind = next(k for k, cls in _REFUSALS.items() if type(e) is cls)
         if f"ran past {TIMEOUT_S} s" not in str(e):  # a timeout may not happen again: not kept
-            _store(key, suffix, None, {"tool": tool_version(), "refused": str(e)})
+            _store(key, suffix, None, {"tool": tool_version(), "refused": str(e), "as": kind})
         raise
 
 
@@ -309,6 +356,7 @@ def to_spirv(text: str, val_env: str = "vulkan1.3") -> tuple[bytes, dict]:
     hit = _cached(key, ".spv")
     if hit is not None:
         return hit
+    _refusing(key, ".spv", lambda: check_text(text))  # the suite's own text first
     lowered = _refusing(
         key, ".spv", lambda: run_tool("mlir-opt", [f"--pass-pipeline={SPIRV_PIPELINE}"], text)
     )
@@ -318,7 +366,7 @@ def to_spirv(text: str, val_env: str = "vulkan1.3") -> tuple[bytes, dict]:
         args = ["--serialize-spirv", "--no-implicit-module", "-o", str(out)]
         _refusing(key, ".spv", lambda: run_tool("mlir-translate", args, spv_mod))
         blob = out.read_bytes()
-        findings = spirv_findings(out, val_env)
+        findings = spirv_findings(out, val_env, text)
     meta = {"tool": tool_version(), "pipeline": SPIRV_PIPELINE, "findings": findings}
     _store(key, ".spv", blob, meta)
     return blob, meta
@@ -347,10 +395,11 @@ _NEEDS = (
 )
 
 
-def spirv_findings(path: Path, val_env: str) -> list[str]:
+def spirv_findings(path: Path, val_env: str, source: str = "") -> list[str]:
     """What is wrong with a module the toolchain produced (empty: nothing
     known): the known pitfalls found in its disassembly (also where
-    spirv-val accepts the module), then spirv-val's own first message."""
+    spirv-val accepts the module; ``source``: the MLIR text it came from),
+    then spirv-val's own first message."""
     from cts.kernels.spirv_tools import tool_path as spirv_tool
 
     dis = subprocess.run(
@@ -365,6 +414,12 @@ def spirv_findings(path: Path, val_env: str) -> list[str]:
             "MatrixBSignedComponentsKHR (convert-gpu-to-spirv drops the signedness of gpu.subgroup_mma_compute's "
             "si8 operands: SPIR-V multiplies them as unsigned)"
         )
+    if re.search(r"memref<[^>]*xbf16", source) and not re.search(r"OpTypeFloat 16\b", dis):
+        out.append(
+            "memref of bf16 lowered to an array of 32-bit float words (no 16-bit type in the module: "
+            "convert-gpu-to-spirv maps bf16 to f32) that memref.load / store still index by bf16 element: "
+            "each access moves a word holding two bf16 elements"
+        )
     r = subprocess.run(
         [spirv_tool("spirv-val"), "--target-env", val_env, str(path)], capture_output=True, text=True
     )
@@ -375,12 +430,55 @@ def spirv_findings(path: Path, val_env: str) -> list[str]:
     return out
 
 
+_BYTES = {
+    "f16": 2,
+    "bf16": 2,
+    "f32": 4,
+    "f64": 8,
+    "si8": 1,
+    "ui8": 1,
+    "i8": 1,
+    "i32": 4,
+    "si32": 4,
+    "ui32": 4,
+}
+
+
+def ptx_findings(text: str, ptx: str) -> list[str]:
+    """What is wrong with the PTX the toolchain produced for ``text`` (empty:
+    nothing known): the lowering pitfalls of convert-gpu-to-nvvm measured by
+    this suite, each shown from the text and the PTX alone."""
+    out = []
+    for m in re.finditer(
+        r"subgroup_mma_(load|store)_matrix[^\n]*leadDimension = (\d+)[^\n]*memref<[^>]*?x(\w+)>", text
+    ):
+        kind, lead, elem = m.group(1), int(m.group(2)), m.group(3)
+        size = lead * _BYTES.get(elem, 4)
+        if size % 16:
+            out.append(
+                f"gpu.subgroup_mma_{kind}_matrix with leadDimension {lead} ({elem}: {size} bytes) lowered to "
+                f"wmma.{kind} with that ldm: the PTX ISA (wmma.{kind}) requires ldm a multiple of 16 bytes; "
+                "convert-gpu-to-nvvm neither refuses nor handles it"
+            )
+            break
+    for op, cmp, fn in (("maxf", "gt", "maximumf"), ("minf", "lt", "minimumf")):
+        if re.search(rf"subgroup_mma_elementwise {op}\b", text) and re.search(rf"setp\.{cmp}\.f(32|64)", ptx):
+            if not re.search(rf"\b{op[:3]}\.(NaN\.)?f(32|64)", ptx):
+                out.append(
+                    f"gpu.subgroup_mma_elementwise {op} lowered to setp.{cmp} + selp (and a NaN check): -0 and +0 "
+                    f"compare equal there, so the result of a (+0, -0) pair is the second operand; arith.{fn}, "
+                    "which the op is defined by, orders -0 < +0"
+                )
+    return out
+
+
 def to_ptx(text: str) -> str:
     """PTX of a gpu.module text with an #nvvm.target."""
     key = _key("ptx", PTX_PIPELINE, text)
     hit = _cached(key, ".ptx")
     if hit is not None:
         return hit[0].decode()
+    _refusing(key, ".ptx", lambda: check_text(text))  # the suite's own text first
     lowered = _refusing(key, ".ptx", lambda: run_tool("mlir-opt", [f"--pass-pipeline={PTX_PIPELINE}"], text))
     ptx = ptx_of(lowered)
     _store(key, ".ptx", ptx.encode(), {"tool": tool_version(), "pipeline": PTX_PIPELINE})

@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import shlex
-import time
 
 import pytest
 
@@ -323,7 +322,7 @@ def rerun_dir(report_dir: str) -> str:
     return d if os.path.basename(d) == "rerun" else os.path.join(d, "rerun")
 
 
-from cts.plugin.record import RUN, journal_append  # noqa: E402  (the record reads HARNESS at call time)
+from cts.plugin.record import RUN  # noqa: E402  (the record reads HARNESS at call time)
 from cts.plugin.shard import shard_prefilter  # noqa: E402
 
 
@@ -367,6 +366,9 @@ class CaseRunner:
         reason = backend.unsupported(case)
         if reason:
             pytest.skip(reason)
+        forced = _forced(h.backend, backend, case)
+        if forced:  # the device does not list it: a forced run, reported apart from conformance
+            rec["forced"] = forced
         if "subgroups" in runner.__code__.co_varnames:
             kwargs.setdefault("subgroups", h.subgroups)
         if "profile" in runner.__code__.co_varnames:
@@ -399,11 +401,28 @@ class CaseRunner:
                 f"(a harness error, not a device verdict): {e}\nrerun: {h.rerun_command(item.nodeid)}"
             ) from None
         finally:
-            _journal_notes(item.config, backend)
+            invalid = _module_findings(backend, rec)
+        if invalid and (could_not_run is not None or not result.verdict.passed):
+            # the module an external tool produced is shown invalid: what the device did with it
+            # (refused it, or computed a wrong result) is the tool's verdict, never the device's
+            what = (
+                f"the device refused it: {could_not_run}"
+                if could_not_run is not None
+                else "wrong result: "
+                + "; ".join([result.verdict.summary(), *(m.line() for m in result.verdict.mismatches[:3])])
+            )
+            rec["error"] = what
+            rec["toolchain"] = invalid
+            raise ToolchainError(
+                f"{case.family}[{case.id}]: TOOLCHAIN VERDICT on {h.backend.name} (a module {invalid} produced "
+                f"is invalid: {'; '.join(rec['findings'])}; {what}; not a device verdict)\n"
+                f"rerun: {h.rerun_command(item.nodeid)}"
+            )
         if could_not_run is not None:  # outside the except: the build log is printed once, not chained
             pytest.fail(
-                f"{case.family}[{case.id}] could not run on {h.backend.name}: {could_not_run}\n"
-                f"rerun: {h.rerun_command(item.nodeid)}",
+                f"{case.family}[{case.id}] could not run on {h.backend.name} [layer: device]: {could_not_run}\n"
+                + (f"  FORCED (not a conformance verdict): {forced}\n" if forced else "")
+                + f"rerun: {h.rerun_command(item.nodeid)}",
                 pytrace=False,
             )
         v = result.verdict
@@ -416,8 +435,10 @@ class CaseRunner:
         if not v.passed:
             lines = [
                 f"{case.family}[{case.id}] FAILED on {h.device.name} ({h.backend.name}), "
-                f"seed {h.seed}: {v.summary()}",
+                f"seed {h.seed}: {v.summary()} [layer: device]",
             ]
+            if forced:
+                lines.append(f"  FORCED (not a conformance verdict): {forced}")
             if getattr(case, "spec_row", ""):
                 lines.append(f"  spec: {case.spec_row}")
             lines += ["  " + m.line() for m in v.mismatches]
@@ -429,12 +450,27 @@ class CaseRunner:
         return result
 
 
-def _journal_notes(config, backend) -> None:
-    """Findings a backend met while running a case (e.g. what spirv-val says
-    about a module the MLIR toolchain produced) become report notes."""
-    take = getattr(backend, "take_notes", None)
-    for text in take() if callable(take) else ():
-        journal_append(config, {"kind": "note", "text": text, "time": time.time()})
+def _forced(session_backend, backend, case) -> str:
+    """Why ``case`` runs only because of ``--assume-extension`` (what the
+    device does not list), '' when the device lists all it needs: the
+    backend's ``forced_reason(case)``, asked of the device view the case
+    runs on, else of the session's backend."""
+    for b in (backend, session_backend):
+        fn = getattr(b, "forced_reason", None)
+        if callable(fn):
+            return fn(case) or ""
+    return ""
+
+
+def _module_findings(backend, rec: dict) -> str:
+    """What is wrong with the module an external tool produced for the case
+    just run (the backend's ``take_module_findings() -> (tool, [finding])``):
+    kept in ``rec["findings"]``; the tool's name, '' when the module is valid."""
+    take = getattr(backend, "take_module_findings", None)
+    tool, findings = take() if callable(take) else ("", [])
+    if findings:
+        rec["findings"] = list(findings)
+    return tool if findings else ""
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ import pytest
 from cts.errors import CaseError, HarnessError, ToolchainError
 from cts.plugin import FIELDS, HARNESS, RECORD, Harness, fill_known_fixtures
 from cts.plugin.record import journal_append
+from cts.report.journal import layer_of
 
 __all__ = ["harness_cause", "journaled"]
 
@@ -150,8 +151,11 @@ def _journal_report(item: pytest.Item, call, report) -> None:
         outcome_name = "error"
         report.cts_outcome = "error"  # read by pytest_report_teststatus (also on the xdist controller)
         if cause == "harness":  # the message says it all; a traceback adds nothing
-            what = "TOOLCHAIN VERDICT" if isinstance(call.excinfo.value, ToolchainError) else "HARNESS ERROR"
+            tool = isinstance(call.excinfo.value, ToolchainError)
+            what = "TOOLCHAIN VERDICT [layer: toolchain]" if tool else "HARNESS ERROR [layer: suite]"
             report.longrepr = f"{what} (not a device verdict): {call.excinfo.value}"
+        else:  # a suite defect (an exception no verdict raises): the traceback is the evidence
+            report.sections.append(("cts", "[layer: suite] a defect of the suite, not a device verdict"))
     elif report.failed:
         outcome_name = "failed" if report.when == "call" else "error"
     else:
@@ -179,15 +183,50 @@ def _journal_report(item: pytest.Item, call, report) -> None:
         "error": rec.get("error"),
         "time": time.time(),
         **({"toolchain": rec["toolchain"]} if rec.get("toolchain") else {}),
+        **({"forced": rec["forced"]} if rec.get("forced") else {}),
+        **({"findings": rec["findings"]} if rec.get("findings") else {}),
     }
+    layer = layer_of(row)  # device, toolchain or suite on every non-pass (cts.errors.LAYERS)
+    if layer:
+        row["layer"] = layer
+    if rec.get("forced"):
+        report.cts_forced = rec["forced"]  # read by pytest_sessionfinish (also on the xdist controller)
     # JUnit XML (--junitxml) carries these as <property> of the test case
     # (junitxml reads the item's properties from the teardown report)
     if getattr(item.config.option, "xmlpath", None):  # only for --junitxml: every report carries them
         props = {**h.row_base, **row}
-        for key in ("family", "case_id", "outcome", "max_ratio", "seed", "device"):
+        for key in (
+            "family",
+            "case_id",
+            "outcome",
+            "layer",
+            "toolchain",
+            "forced",
+            "max_ratio",
+            "seed",
+            "device",
+        ):
             if props.get(key) not in (None, ""):
                 item.user_properties.append((f"cts_{key}", str(props[key])))
     journal_append(item.config, row, session=item.session)
     for key in (RECORD, FIELDS):  # journaled: nothing of the case stays with its item
         if key in item.stash:
             del item.stash[key]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus) -> None:
+    """Forced cases (run only because of ``--assume-extension``: the device
+    does not list what they need) are not conformance verdicts: when they
+    are the only failures, the run's exit status is that of its
+    conformance cases (the sweep's end, run after this, reads the record
+    the same way)."""
+    config = session.config
+    if hasattr(config, "workerinput") or session.exitstatus != pytest.ExitCode.TESTS_FAILED:
+        return
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if tr is None:
+        return
+    bad = [r for k in ("failed", "error") for r in tr.stats.get(k, []) if getattr(r, "when", "") != "collect"]
+    if bad and all(getattr(r, "cts_forced", None) for r in bad):
+        session.exitstatus = pytest.ExitCode.OK

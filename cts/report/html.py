@@ -21,7 +21,8 @@ from collections import Counter, defaultdict
 from operator import itemgetter
 
 from cts.judge import Rule
-from cts.report.journal import OUTCOMES, ident_label, rerun_of
+from cts.report.apart import FORCED_TITLE, finding_counts, forced_line, forced_reasons, split_forced
+from cts.report.journal import OUTCOMES, ident_label, layer_of, rerun_of
 from cts.report.sections import by_section, first_line, section_of_outcome
 
 __all__ = ["MATRICES_SLOT", "family_matrices", "html_report", "matrix_axes"]
@@ -311,7 +312,7 @@ def _failures(rows: list[dict]) -> str:
     if not rows:
         return "<p>None.</p>"
     out = [
-        '<table class="sortable"><thead><tr><th>outcome</th><th>family</th><th>case</th>'
+        '<table class="sortable"><thead><tr><th>outcome</th><th>layer</th><th>family</th><th>case</th>'
         "<th>max err/bound</th><th>duration s</th><th>reason and rerun command</th></tr></thead><tbody>"
     ]
     for r in rows:
@@ -320,7 +321,7 @@ def _failures(rows: list[dict]) -> str:
         st = r.get("outcome")
         out.append(
             f'<tr><td class="cell" style="background:{COLOURS.get(st, "#333")}">{e(st)}</td>'
-            f"<td>{e(r.get('family'))}</td><td>{e(r.get('case_id') or r.get('nodeid'))}</td>"
+            f"<td>{e(layer_of(r))}</td><td>{e(r.get('family'))}</td><td>{e(r.get('case_id') or r.get('nodeid'))}</td>"
             f'<td data-v="{e(ratio if ratio is not None else -1)}">{e(_ratio_text(r, ratio))}</td>'
             f"<td>{e(r.get('duration'))}</td>"
             f'<td>{e(first_line(r, 200))}<br>rerun: <code class="rerun">{e(rerun_of(r))}</code>'
@@ -441,6 +442,7 @@ def html_report(
     from cts.report.markdown import status_lines
 
     top, changed, bottom = _record_parts(record, rows)
+    rows, forced = split_forced(rows)  # --assume-extension: apart, outside the totals
     sessions = sessions or []
     heads = [s for s in sessions if s.get("kind") == "session"]
     notes = sorted({str(s.get("text")) for s in sessions if s.get("kind") == "note"})
@@ -483,6 +485,14 @@ def html_report(
     parts.append("<h2>Measured error against the allowed bound (float cases)</h2>")
     parts.append(error_plot(rows))
     parts.append(rules_legend(rows))
+    if forced:
+        parts.append(f'<h2 id="forced">{e(FORCED_TITLE)} ({len(forced)})</h2><p>{e(forced_line(forced))}</p>')
+        parts.append("".join(f'<div class="note">{e(w)}: {n} cases</div>' for w, n in forced_reasons(forced)))
+        parts.append(_failures([r for r in forced if r.get("outcome") not in ("passed", "skipped")]))
+    findings = finding_counts(rows)
+    if findings:
+        parts.append(f'<h2 id="findings">Invalid modules from the toolchain ({len(findings)} findings)</h2>')
+        parts.append("".join(f'<div class="note">{e(f)}: {n} cases</div>' for f, n in findings))
     xf = [r for r in rows if r.get("outcome") == "xfailed"]
     if xf:
         parts.append(

@@ -86,6 +86,8 @@ __all__ = [
     "NOT_JUDGED",
     "VERDICTS",
     "SCHEMA",
+    "layer_of",
+    "forced_of",
 ]
 
 SCHEMA = 3  # 3: header defaults + rerun_tail; 2: run ids and configurations; 1: no header
@@ -108,6 +110,31 @@ NOT_JUDGED = ("error", "interrupted")
 BAD_OUTCOMES = ("failed", "crash", "timeout", "error")
 VERDICTS = tuple(o for o in OUTCOMES if o not in NOT_JUDGED)
 KINDS = ("journal", "session", "start", "note", "interrupted", "end")
+# outcomes that blame a layer (cts.errors.LAYERS); passed, skipped and interrupted blame none
+_BLAMED = (*DEVICE_BAD, "xfailed", "xpassed", "error")
+
+
+def layer_of(row: dict) -> str:
+    """The layer a case row blames: its own ``layer`` field, else (a row of
+    an older journal, or a crash the reader made from a start marker) the
+    layer its outcome implies: a device verdict the device's, an error the
+    toolchain's where a tool is named, else the suite's; '' for a pass, a
+    skip or an interrupted case."""
+    outcome = row.get("outcome")
+    if outcome not in _BLAMED:
+        return ""
+    if row.get("layer"):
+        return str(row["layer"])
+    if outcome == "error":
+        return "toolchain" if row.get("toolchain") else "suite"
+    return "device"
+
+
+def forced_of(row: dict) -> str:
+    """What a forced case ran on (``--assume-extension``: the device does not
+    list it); '' for a conformance case."""
+    return str(row.get("forced") or "")
+
 
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,79}")
 
@@ -284,7 +311,7 @@ def with_defaults(row: dict, header: dict) -> dict:
 _STR_FIELDS = (
     "nodeid", "family", "case_id", "spec_row", "tier", "reason", "backend", "device", "driver",
     "profile", "rerun", "worker", "error", "rule", "flaky_outcome", "flaky_reason", "text", "run",
-    "toolchain",
+    "toolchain", "layer", "forced",
 )  # fmt: skip
 _NUM_FIELDS = ("duration", "max_ratio", "max_error", "time", "timeout_s")
 _OBJ_FIELDS = ("axes", "verdict")

@@ -13,16 +13,17 @@ import argparse
 import csv
 import io
 import os
-import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
-from tabulate import tabulate
-
 from cts.judge import Rule
+from cts.report.apart import FORCED_TITLE, finding_counts, forced_line, forced_reasons, split_forced
 from cts.report.atomic import write_set
-from cts.report.journal import DEVICE_BAD, OUTCOMES, ident_label, rerun_of
+from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, OUTCOMES, forced_of, ident_label, layer_of, rerun_of
+from cts.report.mdtext import github_table, md_block, md_code, md_text  # noqa: F401  (re-exported)
+from cts.report.mdtext import md_table as _table
+from cts.report.mdtext import plain as _s
 from cts.report.record import Record, read_record
 from cts.report.sections import by_section, first_line
 from cts.report.status import (
@@ -38,93 +39,6 @@ from cts.report.status import (
 __all__ = ["markdown_report", "write_reports", "write_record", "record_status", "summarize", "main"]
 
 SHOWN = OUTCOMES
-
-
-def _s(x) -> str:
-    """A table key from a journal field that may be missing (a row written
-    by an older run or by the xdist controller lacks some fields)."""
-    return "" if x is None else str(x)
-
-
-# ------------------------------------------------------------- escaping
-# Device names, driver strings, case ids and failure reasons come from
-# drivers and from other machines' journals: nothing of them may change the
-# page's structure (a table cell, a heading, raw HTML).
-_MD_SPECIAL = str.maketrans(
-    {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "`": "\\`", "\n": " ", "\r": " "}
-)
-
-
-def md_text(x) -> str:
-    """Plain text in markdown: no HTML, no table split, no code span, no
-    link or image (``](`` and ``![`` are broken, so a journal cannot make the
-    page fetch anything); one line."""
-    return _s(x).replace("\\", "\\\\").translate(_MD_SPECIAL).replace("](", "]\\(").replace("![", "!\\[")
-
-
-def md_code(x) -> str:
-    """An inline code span of any text (one line): a fence longer than any
-    run of backticks in it; pipes escaped (GFM splits table cells on them
-    even inside code)."""
-    t = _s(x).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
-    t = t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")  # never raw HTML, even for a
-    # renderer that does not keep code spans literal
-    run = max((len(m) for m in re.findall(r"`+", t)), default=0)
-    fence = "`" * (run + 1)
-    pad = " " if t.startswith("`") or t.endswith("`") or run else ""
-    return f"{fence}{pad}{t}{pad}{fence}"
-
-
-def md_block(x, lang: str = "") -> list[str]:
-    """A fenced code block of any text: the fence is longer than any run of
-    backticks inside, so the text cannot close it."""
-    t = _s(x)
-    run = max((len(m) for m in re.findall(r"`{3,}", t)), default=2)
-    fence = "`" * (run + 1)
-    return [fence + lang, t, fence]
-
-
-def _table(rows: list[list], headers: list[str]) -> str:
-    rows = [[md_text(c) if isinstance(c, str) else c for c in r] for r in rows]
-    headers = [md_text(h) for h in headers]
-    fast = github_table(rows, headers)
-    if fast is not None:
-        return fast
-    return tabulate(rows, headers=headers, tablefmt="github", disable_numparse=True)
-
-
-def github_table(rows: list[list], headers: list[str]) -> str | None:
-    """What ``tabulate(rows, headers, tablefmt="github", disable_numparse=True)``
-    prints, for the tables of a report: cells that are printable ASCII
-    strings (stripped, as tabulate does), ints, bools or None (empty), every
-    row as long as the headers.  Ten times faster than tabulate on the
-    coverage table of a full sweep (two thousand rows), which is on the
-    merge's critical path.  None for anything else (floats, other text):
-    the caller then asks tabulate itself."""
-    n = len(headers)
-    cols: list[list[str]] = [[] for _ in range(n)]
-    for r in rows:
-        if len(r) != n:
-            return None
-        for col, c in zip(cols, r):
-            t = type(c)
-            if t is str:
-                col.append(c.strip())
-            elif c is None:
-                col.append("")
-            elif t is int or t is bool:
-                col.append(str(c))
-            else:
-                return None
-    text = "".join(headers) + "".join("".join(col) for col in cols)
-    if not (text.isascii() and text.isprintable()):  # tabulate measures other text its own way
-        return None
-    widths = [max(len(h) + 2, max(map(len, col), default=0)) for h, col in zip(headers, cols)]
-    out = ["| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths)) + " |"]
-    out.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for cells in zip(*cols):
-        out.append("| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |")
-    return "\n".join(out)
 
 
 def _counts(rows) -> Counter:
@@ -180,13 +94,15 @@ def markdown_report(
         rows = sorted(rows, key=lambda r: (_s(r.get("family")), _s(r.get("nodeid")), _s(r.get("cfg"))))
     names = _cfg_names(record, rows)
     out = ["# Subgroup-matrix conformance report", ""]
+    rows, forced = split_forced(rows)  # --assume-extension: their own section, outside every total
     tot = summarize(rows)
-    out += ["Totals: " + ", ".join(f"{k} {v}" for k, v in tot.items() if v), ""]
+    out += ["Totals: " + (", ".join(f"{k} {v}" for k, v in tot.items() if v) or "no conformance case"), ""]
+    out += [forced_line(forced), ""] if forced else []
     filled = by_section([r for r in rows if r.get("outcome") != "passed"])
     lines = status_lines(rows, record)
     n_tool = sum(1 for r in rows if r.get("outcome") == "error" and r.get("toolchain"))
     if n_tool:
-        lines.insert(1, f"of these, {n_tool} toolchain verdicts: the compiler refused cases the spec allows")
+        lines.insert(1, f"of these, {n_tool} toolchain verdicts: the compiler erred (layer toolchain)")
     for line in lines:
         words, _, cmd = line.partition("; resume with: ")  # the command in a block: copied as it is
         loud = "**" if line.startswith(_LOUD) else ""
@@ -219,6 +135,7 @@ def markdown_report(
                 ["case", *cfg_col, "before", "last", "verdicts (count)", "reason before"],
             )
         )
+    out += _apart_sections(forced, rows, names)
     out += ["", "## Device and environment", ""]
     heads = [s for s in sessions or [] if s.get("kind") == "session"]
     out += _environment(heads, rows)
@@ -358,6 +275,23 @@ def _summaries(rows: list[dict], names: dict[str, str]) -> list[str]:
     return out
 
 
+def _apart_sections(forced: list[dict], rows: list[dict], names: dict[str, str]) -> list[str]:
+    """The forced cases (counts per reason, blocks of those not passing) and
+    the findings on toolchain-made modules (``cts.report.apart``)."""
+    out = []
+    if forced:
+        out += ["", f"## {FORCED_TITLE} ({len(forced)})", ""]
+        out.append(_table(forced_reasons(forced), ["what the device does not list", "cases"]))
+        bad = [r for r in forced if r.get("outcome") in (*BAD_OUTCOMES, "xpassed")]
+        out += ([""] if bad else []) + _case_blocks(bad, names)
+    table = finding_counts(rows)
+    if table:
+        out += ["", f"## Invalid modules from the toolchain ({len(table)} findings)", ""]
+        out += ["Each finding once, with the number of cases whose module has it.", ""]
+        out.append(_table(table, ["finding", "cases"]))
+    return out
+
+
 def _runs_table(rec: Record | None, names: dict[str, str]) -> str:
     if rec is None:
         return ""
@@ -403,6 +337,7 @@ def _case_list(rows: list[dict], names: dict[str, str], cap: int = 200) -> list[
         why = first_line(r)
         out.append(
             f"* {md_code(r.get('nodeid'))} **{md_text(r.get('outcome'))}**"
+            + (f" (layer {md_text(layer_of(r))})" if layer_of(r) else "")
             + (f" (config {cfg})" if cfg else "")
             + (f": {md_text(why)}" if why else "")
         )
@@ -416,8 +351,10 @@ def _case_blocks(bad: list[dict], names: dict[str, str] | None = None) -> list[s
     out = []
     for r in bad[:200]:
         cfg = (names or {}).get(r.get("cfg"), "")
+        layer = layer_of(r)
         out.append(
             f"### {md_text(r.get('nodeid'))} - {md_text(r.get('outcome'))}"
+            + (f" (layer: {md_text(layer)})" if layer else "")
             + (f" (config {cfg})" if cfg else "")
         )
         out.append("")
@@ -432,7 +369,7 @@ def _case_blocks(bad: list[dict], names: dict[str, str] | None = None) -> list[s
     return out
 
 
-CSV_FIELDS = ["nodeid", "family", "case_id", "outcome", "max_ratio", "seed", "config"]
+CSV_FIELDS = ["nodeid", "family", "case_id", "outcome", "max_ratio", "seed", "config", "layer", "forced"]
 
 
 def csv_text(rows: list[dict]) -> str:
@@ -442,7 +379,7 @@ def csv_text(rows: list[dict]) -> str:
     w.writerow(CSV_FIELDS)
     for r in sorted(rows, key=lambda r: (str(r["nodeid"]), str(r.get("cfg") or ""))):
         w.writerow([r["nodeid"], r.get("family"), r.get("case_id"), r.get("outcome"), r.get("max_ratio"),
-                    r.get("seed"), r.get("cfg") or ""])  # fmt: skip
+                    r.get("seed"), r.get("cfg") or "", layer_of(r), forced_of(r)])  # fmt: skip
     return buf.getvalue()
 
 
@@ -571,9 +508,12 @@ def main(argv: list[str]) -> int:
 
     for line in failure_lines(rec.rows, record=rec):
         print(line)
-    tot = summarize(rec.rows)
+    rows, forced = split_forced(rec.rows)
+    tot = summarize(rows)
     print(", ".join(f"{k} {v}" for k, v in tot.items() if v))
-    for line in status_lines(rec.rows, rec):
+    if forced:
+        print(forced_line(forced))
+    for line in status_lines(rows, rec):
         print(line)
     if len(rec.configs) > 1:
         print(f"{len(rec.configs)} configurations kept apart (see Runs merged)")

@@ -40,8 +40,9 @@ NOT_PASSED: list[Section] = [
     ),
     Section(
         "toolchain-verdicts",
-        "Toolchain verdicts: the compiler refused, not device verdicts",
-        "The compiler between the suite and the device (named in each) refused a case the spec allows.",
+        "Toolchain verdicts: the compiler erred, not device verdicts",
+        "The compiler between the suite and the device (named in each) refused a case the spec allows, "
+        "or produced a module shown invalid whose result was wrong or refused.",
         lambda r: _outcome(r) == "error" and bool(r.get("toolchain")),
         ("error",),
     ),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD
+from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, layer_of
 from cts.report.markdown import _cfg_names
 from cts.report.record import Record
 
@@ -43,6 +43,8 @@ def failure_lines(rows: list[dict], limit: int = 20, record: Record | None = Non
         cfg = names.get(r.get("cfg"), "")
         out.append(
             f"{_SHORT[r['outcome']]} {_terminal_text(r.get('nodeid'), 200)}"
+            + (f" [layer: {layer_of(r)}]" if layer_of(r) else "")
+            + (" [FORCED]" if r.get("forced") else "")
             + (f" (config {cfg})" if cfg else "")
             + (f" - {why}" if why else "")
         )

@@ -38,7 +38,6 @@ __all__ = [
     "CrossCheckCase",
     "crosscheck_cases",
     "run_builtin_crosscheck",
-    "run_capability_rejection",
     "run_spirv_tf32_round",
     "SUBGROUPS_PER_CASE",
     "TF32_ROUND_ITEMS",
@@ -233,48 +232,6 @@ def run_builtin_crosscheck(case, backend, seed: int, subgroups: int = SUBGROUPS_
     v = exact_verdict(want, got, r_t, lambda _s, r, c: (c, r), rule=Rule.X, ok=same)
     v.notes.append(f"expected = {builtin.builtin} on the same inputs")
     return CaseResult(v, ops, want, got)
-
-
-def run_capability_rejection(backend, sg: int) -> tuple[str, str]:
-    """spec-digest 3.5 / local-runtimes 2.4: a device that does not report
-    capability 6236 must refuse a module that declares it with a build
-    error.  Returns (outcome, message), outcome in skip / pass / fail.
-
-    A control module with the same kernel minus the capability must build,
-    so the refusal is known to come from the capability.
-    """
-    from cts.errors import CaseError
-    from cts.families.spirv_intel import SpirvMmaCase
-    from cts.kernels.spirv_intel import control_module_text, module_text
-    from cts.kernels.spirv_tools import assemble
-
-    if not hasattr(backend, "build_program") or not hasattr(backend, "spirv_mma_unsupported"):
-        return "skip", (
-            f"backend {backend.name!r} has no driver compiler to refuse the module "
-            "(it executes capability 6236 itself): nothing to reject"
-        )
-    reason = backend.spirv_mma_unsupported(sg)
-    if reason is None:
-        return "skip", f"device reports capability 6236 for subgroup size {sg}: nothing to reject"
-    case = SpirvMmaCase(sg, 32, 4, "i8", "i8", "i32", "i32", "exact")
-    control, probe = (
-        assemble(control_module_text(case)),
-        assemble(module_text(case)),
-    )  # HarnessError if no tool
-    try:
-        backend.build_program(il=control)
-    except CaseError as e:
-        return "skip", f"device cannot build the control module without capability 6236: {e}"
-    try:
-        backend.build_program(il=probe)
-    except CaseError as e:
-        lines = [x.strip() for x in str(e).splitlines() if x.strip()]
-        said = [x for x in lines if "6236" in x or "apabilit" in x] or lines[-1:]
-        return "pass", f"build refused as required ({reason}): {said[0][:300] if said else ''}"
-    return "fail", (
-        f"device built a module declaring capability 6236 (SubgroupMatrixMultiplyAccumulateINTEL) "
-        f"although {reason}"
-    )
 
 
 # ------------------------------------------------------ OpRoundFToTF32INTEL
