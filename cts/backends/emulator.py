@@ -338,12 +338,14 @@ from cts.backends.emu_mlir import MlirEmulation  # noqa: E402
 from cts.backends.emu_numerics import NumericsEmulation  # noqa: E402  (float MMA through a device model)
 from cts.backends.emu_rotate import RotateEmulation  # noqa: E402
 from cts.backends.emu_spirv import SpirvEmulation  # noqa: E402
+from cts.backends.emu_subgroup_builtins import SubgroupBuiltinsEmulation  # noqa: E402
 
 _MIXINS: tuple[type, ...] = (
     NumericsEmulation,
     HostileEmulation,
     IntelEmulation,
     RotateEmulation,
+    SubgroupBuiltinsEmulation,
     MlirEmulation,
     SpirvEmulation,
     JointEmulation,

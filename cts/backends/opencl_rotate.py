@@ -64,8 +64,9 @@ class RotateOpenCL:
         if case.api == "opencl_c":
             if not self.has_extension("cl_khr_subgroup_rotate"):
                 return "device lacks cl_khr_subgroup_rotate"
-            if not self.has_extension("cl_intel_required_subgroup_size"):
-                return f"cannot require subgroup size {case.sg}: device lacks cl_intel_required_subgroup_size"
+            sized = self.sized_subgroups(case.sg)
+            if sized:
+                return sized
         else:
             il = str(info.extra.get("il_version", ""))
             if "SPIR-V" not in il:
@@ -129,7 +130,9 @@ class RotateOpenCL:
         if case.api == "opencl_c":
             return KernelSource(
                 entry=rotate_cl_entry(),
-                source=self.with_prelude(rotate_cl_program(case.type, case.sg, nonuniform)),
+                source=self.with_prelude(
+                    rotate_cl_program(case.type, case.sg, nonuniform, self.requires_subgroup_attribute)
+                ),
                 notes=(f"{G} work-groups of {L}; delta = deltas[group]; sel = [{case.cluster}]",),
                 **common,
             )
@@ -216,11 +219,9 @@ class RotateOpenCL:
             return f"gpu.subgroup_mma {case.op}: this suite realizes only gpu.rotate and mma_rotate on OpenCL"
         if not self.has_extension("cl_khr_subgroup_rotate"):
             return "device lacks cl_khr_subgroup_rotate (the lowering of gpu.rotate / mma_rotate)"
-        if not self.has_extension("cl_intel_required_subgroup_size"):
-            return f"cannot require subgroup size {case.sg}: device lacks cl_intel_required_subgroup_size"
-        if case.sg not in (info.subgroup_sizes or ()):
-            sizes = ", ".join(map(str, info.subgroup_sizes)) or "none reported"
-            return f"device has subgroup sizes {sizes}, not {case.sg}"
+        sized = self.sized_subgroups(case.sg)
+        if sized:
+            return sized
         if case.elem in ("i1", "bf16"):
             return (
                 f"gpu.rotate on {case.elem}: the OpenCL C rotate built-ins (this suite's lowering on OpenCL) "
@@ -233,7 +234,7 @@ class RotateOpenCL:
         return None
 
     def run_mlir_mma(self, case, program: list, buffers: dict) -> dict:
-        src, names, written = mlir_rotate_kernel(program, buffers, case.sg)
+        src, names, written = mlir_rotate_kernel(program, buffers, case.sg, self.requires_subgroup_attribute)
         P = next(iter(buffers.values())).shape[0]
         ks = KernelSource(
             entry="mlir_k",
