@@ -9,7 +9,7 @@
 # POCL_PYTHON, an interpreter that runs PYTHON's Python under Debian 13's glibc with PYTHON's
 # site-packages and the checkout on PYTHONPATH:
 #
-#   . DIR/env.sh && "$POCL_PYTHON" -m pytest cases/test_intel_mma.py --backend opencl --device pocl \
+#   . DIR/env.sh && "$POCL_PYTHON" -m pytest cases/test_intel_mma.py --backend opencl --device Portable \
 #       --opencl-prelude builtin -n 2
 #
 # Exit 3: the Debian archive cannot be reached or the packages are missing (nothing judged).

@@ -46,8 +46,6 @@ ROTATE_FAULTS: dict[str, str] = {
     "(sign-extended, then clamped)",
     "rotate_nonuniform_compacted": "rotate in non-uniform control flow: the k-th executing lane reads the "
     "(k + delta)-th executing lane (a rotate over the active lanes only)",
-    "rotate_partial_size_reported_max": "rotate right, but get_sub_group_size() reports the maximum size in a "
-    "partial last subgroup (Mesa rusticl 26.1's defect of the size built-in)",
 }
 
 
@@ -227,7 +225,7 @@ class RotateEmulation:
         out, off = [], 0
         for G, L, _ in shape:
             m = _subgroup_map(case.sg, G, L)
-            if "rotate_partial_size_reported_max" in f:
+            if "sgb_partial_size_is_max" in f:  # the size built-in's defect (emu_subgroup_builtins)
                 m = {**m, "sg_size": np.broadcast_to(np.array(case.sg), (G, L))}
             out.append({"out": res[off : off + G * L].reshape(G, L, W), **m})
             off += G * L

@@ -8,7 +8,9 @@ without the rank formulas of ``cts.runs.subgroup_builtins``.
 
 Named faults make it a wrong device on purpose
 (tests/test_subgroup_builtins.py); ``sgb_partial_size_is_max`` is the
-defect Mesa rusticl 26.1 shows.
+defect Mesa rusticl 26.1 shows; the rotate emulation reports the same
+wrong size in its kernels' subgroup map (one device, one defect), so the
+rotate family's handling of it is tested too.
 """
 
 from __future__ import annotations
