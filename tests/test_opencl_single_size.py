@@ -9,7 +9,8 @@ from types import SimpleNamespace
 import pytest
 
 from cts.backends.base import DeviceInfo
-from cts.backends.opencl import OpenCLBackend, _cl_std_option
+from cts.backends.opencl import OpenCLBackend
+from cts.backends.opencl_sizes import cl_std_option
 from cts.families.rotate import RotateCase
 from cts.families.subgroup_builtins import SubgroupBuiltinsCase
 from cts.kernels.rotate_cl import mlir_rotate_kernel, rotate_cl_program
@@ -103,4 +104,4 @@ def _device(default, versions, features):
     ],
 )
 def test_cl_std_option(device, extensions, want):
-    assert _cl_std_option(device, extensions) == want
+    assert cl_std_option(device, extensions) == want
