@@ -9,7 +9,7 @@ bash scripts/rusticl.sh .cache/rusticl .venv/bin/python
 "$RUSTICL_PYTHON" -m cts devices --device rusticl > $R/device.md
 "$RUSTICL_PYTHON" -m cts devices --device rusticl --json > $R/device.json
 rm -rf .cache/opencl-programs reports/ci-rusticl reports/ci-rusticl-mlir-rotate
-"$RUSTICL_PYTHON" -m pytest cases/test_subgroup_builtins.py cases/test_subgroup_rotate.py --backend opencl \
+CTS_ROTATE_SPIRV_VECTORS=1 "$RUSTICL_PYTHON" -m pytest cases/test_subgroup_builtins.py cases/test_subgroup_rotate.py --backend opencl \
   --device rusticl -n 2 -q -p no:cacheprovider --expectations expectations/rusticl-26-opencl.txt \
   --report-dir reports/ci-rusticl --opencl-cache-dir .cache/opencl-programs > $R/pytest.log 2>&1
 "$RUSTICL_PYTHON" -m pytest cases/test_mlir_mma.py --backend opencl --device rusticl -n 2 -q -k rotate \
