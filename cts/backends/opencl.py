@@ -175,11 +175,10 @@ __all__ = ["OpenCLBackend", "BuildStats", "default_cache_dir", "_OPENCL_MIXINS"]
 
 # Family mixins, one line each (their modules: cts/backends/opencl_<family>.py).
 from cts.backends.opencl_rotate import RotateOpenCL  # noqa: E402
-from cts.backends.opencl_sizes import SizesOpenCL  # noqa: E402
 from cts.backends.opencl_spirv import SpirvOpenCL  # noqa: E402
 
+# (the rotate and built-ins mixins bring SizesOpenCL, opencl_sizes.py, as their base)
 _OPENCL_MIXINS: tuple[type, ...] = (IntelOpenCL, SpirvOpenCL, RotateOpenCL)
-_OPENCL_MIXINS += (SizesOpenCL,)  # subgroup sizes without the Intel extension, -cl-std (issue 44)
 from cts.backends.opencl_coop import CoopOpenCL  # noqa: E402
 
 _OPENCL_MIXINS += (CoopOpenCL,)  # cooperative matrix, OpenCL forms (issue 6 item 6)

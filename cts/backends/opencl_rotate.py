@@ -16,6 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from cts.backends.base import CaseError
+from cts.backends.opencl_sizes import SizesOpenCL
 from cts.families.rotate import SUBGROUP_SIZES, rotate_launches
 from cts.kernels import KernelSource
 from cts.kernels.rotate_cl import (
@@ -58,7 +59,7 @@ def _launch(case) -> tuple[int, int]:
     return ln.groups, ln.local
 
 
-class RotateOpenCL:
+class RotateOpenCL(SizesOpenCL):
     def unsupported_subgroup_rotate(self, case) -> str | None:
         info = self.describe()
         if case.api == "opencl_c":

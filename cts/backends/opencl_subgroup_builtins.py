@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from cts.backends.opencl_sizes import SizesOpenCL
 from cts.kernels import KernelSource
 from cts.kernels.rotate_spv import assemble
 from cts.kernels.subgroup_builtins import SGB_ENTRY, SGB_SPV_ENV, SGB_WORDS, sgb_cl_program, sgb_spv_module
@@ -14,7 +15,7 @@ from cts.kernels.subgroup_builtins import SGB_ENTRY, SGB_SPV_ENV, SGB_WORDS, sgb
 __all__ = ["SubgroupBuiltinsOpenCL"]
 
 
-class SubgroupBuiltinsOpenCL:
+class SubgroupBuiltinsOpenCL(SizesOpenCL):
     def _sgb_spirv_sized(self) -> bool:
         """SPIR-V modules declare ``OpExecutionMode SubgroupSize`` unless the
         device has one size and neither the extension nor SubgroupDispatch."""
