@@ -27,6 +27,7 @@ def _families():
     from cts.families.rotate import rotate_cases
     from cts.families.spirv_intel import spirv_intel_cases
     from cts.families.spirv_tf32 import spirv_tf32_round_cases
+    from cts.families.subgroup_builtins import subgroup_builtins_cases
     from cts.runs.coop import run_coop
     from cts.runs.coop2 import run_coop2
     from cts.runs.coop_ocl import run_coop_opencl
@@ -35,6 +36,7 @@ def _families():
     from cts.runs.mlir import run_mlir
     from cts.runs.rotate import run_rotate
     from cts.runs.spirv import run_spirv_intel_mma, run_spirv_tf32_round
+    from cts.runs.subgroup_builtins import run_subgroup_builtins
     from reference.data import TIERS
 
     h100 = load_profile("h100")
@@ -69,6 +71,7 @@ def _families():
             [c for c in rotate_cases() if c.sg in (8, 16)],
             lambda c, be: run_rotate(c, be, SEED),
         ),
+        "subgroup_builtins": (subgroup_builtins_cases(), lambda c, be: run_subgroup_builtins(c, be, SEED)),
     }
 
 

@@ -78,6 +78,9 @@ def test_a_kernel_group_is_exactly_the_cases_of_one_program(monkeypatch):
         def describe(self):
             return SimpleNamespace(subgroup_sizes=SUBGROUP_SIZES)
 
+        def has_extension(self, name):  # cl_intel_required_subgroup_size: every size, pinned
+            return True
+
     monkeypatch.setattr(orot, "assemble_spv13", lambda text: text.encode())
     dev = Device()
     cases = rotate_cases(TIERS)

@@ -224,7 +224,10 @@ class RotateEmulation:
             res = self._rotate_flush(res, case)
         out, off = [], 0
         for G, L, _ in shape:
-            out.append({"out": res[off : off + G * L].reshape(G, L, W), **_subgroup_map(case.sg, G, L)})
+            m = _subgroup_map(case.sg, G, L)
+            if "sgb_partial_size_is_max" in f:  # the size built-in's defect (emu_subgroup_builtins)
+                m = {**m, "sg_size": np.broadcast_to(np.array(case.sg), (G, L))}
+            out.append({"out": res[off : off + G * L].reshape(G, L, W), **m})
             off += G * L
         return out
 

@@ -340,6 +340,7 @@ from cts.backends.emu_nowrite import NoWriteEmulation  # noqa: E402  (a device t
 from cts.backends.emu_numerics import NumericsEmulation  # noqa: E402  (float MMA through a device model)
 from cts.backends.emu_rotate import RotateEmulation  # noqa: E402
 from cts.backends.emu_spirv import SpirvEmulation  # noqa: E402
+from cts.backends.emu_subgroup_builtins import SubgroupBuiltinsEmulation  # noqa: E402
 
 _MIXINS: tuple[type, ...] = (
     NoWriteEmulation,  # first: it stands in front of every family's run
@@ -348,6 +349,7 @@ _MIXINS: tuple[type, ...] = (
     HostileEmulation,
     IntelEmulation,
     RotateEmulation,
+    SubgroupBuiltinsEmulation,
     MlirEmulation,
     SpirvEmulation,
     JointEmulation,

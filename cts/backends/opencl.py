@@ -178,6 +178,7 @@ __all__ = ["OpenCLBackend", "BuildStats", "default_cache_dir", "_OPENCL_MIXINS"]
 from cts.backends.opencl_rotate import RotateOpenCL  # noqa: E402
 from cts.backends.opencl_spirv import SpirvOpenCL  # noqa: E402
 
+# (the rotate and built-ins mixins bring SizesOpenCL, opencl_sizes.py, as their base)
 _OPENCL_MIXINS: tuple[type, ...] = (IntelOpenCL, SpirvOpenCL, RotateOpenCL)
 from cts.backends.opencl_coop import CoopOpenCL  # noqa: E402
 
@@ -185,6 +186,9 @@ _OPENCL_MIXINS += (CoopOpenCL,)  # cooperative matrix, OpenCL forms (issue 6 ite
 from cts.backends.opencl_joint import JointOpenCL  # noqa: E402
 
 _OPENCL_MIXINS += (JointOpenCL,)  # joint_matrix, the AMX tables as SPIR-V (issue 17)
+from cts.backends.opencl_subgroup_builtins import SubgroupBuiltinsOpenCL  # noqa: E402
+
+_OPENCL_MIXINS += (SubgroupBuiltinsOpenCL,)  # the subgroup built-ins the rotate oracle relies on
 
 SUBGROUPS_PER_CASE = 32
 
@@ -372,6 +376,8 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
         if spec_constants and il is None:
             raise ValueError("specialization constants need an IL program")
         kind, blob = ("src", source.encode()) if source is not None else ("il", bytes(il))
+        if source is not None and self.opencl_c_std and "-cl-std=" not in options:
+            options = f"{self.opencl_c_std} {options}".strip()
         if spec_constants:  # part of what the binary is
             kind += "+spec " + " ".join(f"{i}={v}" for i, v in sorted(spec_constants))
         key = self._cache_key(kind, blob, options)

@@ -16,6 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from cts.backends.base import CaseError
+from cts.backends.opencl_sizes import SizesOpenCL
 from cts.families.rotate import SUBGROUP_SIZES, rotate_launches
 from cts.kernels import KernelSource
 from cts.kernels.rotate_cl import (
@@ -58,14 +59,15 @@ def _launch(case) -> tuple[int, int]:
     return ln.groups, ln.local
 
 
-class RotateOpenCL:
+class RotateOpenCL(SizesOpenCL):
     def unsupported_subgroup_rotate(self, case) -> str | None:
         info = self.describe()
         if case.api == "opencl_c":
             if not self.has_extension("cl_khr_subgroup_rotate"):
                 return "device lacks cl_khr_subgroup_rotate"
-            if not self.has_extension("cl_intel_required_subgroup_size"):
-                return f"cannot require subgroup size {case.sg}: device lacks cl_intel_required_subgroup_size"
+            sized = self.sized_subgroups(case.sg)
+            if sized:
+                return sized
         else:
             il = str(info.extra.get("il_version", ""))
             if "SPIR-V" not in il:
@@ -129,7 +131,9 @@ class RotateOpenCL:
         if case.api == "opencl_c":
             return KernelSource(
                 entry=rotate_cl_entry(),
-                source=self.with_prelude(rotate_cl_program(case.type, case.sg, nonuniform)),
+                source=self.with_prelude(
+                    rotate_cl_program(case.type, case.sg, nonuniform, self.requires_subgroup_attribute)
+                ),
                 notes=(f"{G} work-groups of {L}; delta = deltas[group]; sel = [{case.cluster}]",),
                 **common,
             )
@@ -216,11 +220,9 @@ class RotateOpenCL:
             return f"gpu.subgroup_mma {case.op}: this suite realizes only gpu.rotate and mma_rotate on OpenCL"
         if not self.has_extension("cl_khr_subgroup_rotate"):
             return "device lacks cl_khr_subgroup_rotate (the lowering of gpu.rotate / mma_rotate)"
-        if not self.has_extension("cl_intel_required_subgroup_size"):
-            return f"cannot require subgroup size {case.sg}: device lacks cl_intel_required_subgroup_size"
-        if case.sg not in (info.subgroup_sizes or ()):
-            sizes = ", ".join(map(str, info.subgroup_sizes)) or "none reported"
-            return f"device has subgroup sizes {sizes}, not {case.sg}"
+        sized = self.sized_subgroups(case.sg)
+        if sized:
+            return sized
         if case.elem in ("i1", "bf16"):
             return (
                 f"gpu.rotate on {case.elem}: the OpenCL C rotate built-ins (this suite's lowering on OpenCL) "
@@ -233,7 +235,7 @@ class RotateOpenCL:
         return None
 
     def run_mlir_mma(self, case, program: list, buffers: dict) -> dict:
-        src, names, written = mlir_rotate_kernel(program, buffers, case.sg)
+        src, names, written = mlir_rotate_kernel(program, buffers, case.sg, self.requires_subgroup_attribute)
         P = next(iter(buffers.values())).shape[0]
         ks = KernelSource(
             entry="mlir_k",

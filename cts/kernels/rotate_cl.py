@@ -51,7 +51,7 @@ def _clusters(sg: int) -> list[int]:
     return out
 
 
-def rotate_cl_program(t: str, sg: int, nonuniform: bool = False) -> str:
+def rotate_cl_program(t: str, sg: int, nonuniform: bool = False, reqd: bool = True) -> str:
     """The program for gentype ``t`` and required subgroup size ``sg``: one
     kernel whose ``switch`` on ``sel[0]`` (0 = plain, else the cluster size)
     calls the built-in with a constant cluster size (as the OpenCL-CTS does;
@@ -59,8 +59,11 @@ def rotate_cl_program(t: str, sg: int, nonuniform: bool = False) -> str:
     ``nonuniform``: the switch runs only where the subgroup local id % 3 !=
     2 (the built-ins "need not be encountered by all work-items"); the other
     work-items keep their value.  A case's own program: what a run falls
-    back to where :func:`rotate_cl_sizes_program` fails."""
-    return _head(t, f"required subgroup size {sg}") + _kernel(t, sg, nonuniform, rotate_cl_entry())
+    back to where :func:`rotate_cl_sizes_program` fails.  ``reqd`` False: no
+    ``intel_reqd_sub_group_size`` (a device whose only subgroup size is
+    ``sg`` and that lacks cl_intel_required_subgroup_size)."""
+    what = f"required subgroup size {sg}" if reqd else f"subgroup size {sg}, the device's only one"
+    return _head(t, what) + _kernel(t, sg, nonuniform, rotate_cl_entry(), reqd)
 
 
 def rotate_cl_sizes_program(t: str, sgs: tuple[int, ...], nonuniform: bool = False) -> str:
@@ -84,13 +87,13 @@ def _head(t: str, what: str) -> str:
     return f"/* cl_khr_subgroup_rotate: {t}, {what} */\n" + _PRAGMAS.get(t, "")
 
 
-def _kernel(t: str, sg: int, nonuniform: bool, name: str) -> str:
+def _kernel(t: str, sg: int, nonuniform: bool, name: str, reqd: bool = True) -> str:
     cases = "\n".join(
         f"    case {c}: r = sub_group_clustered_rotate(v, d, {c}u); break;" for c in _clusters(sg)
     )
     branch = "if (get_sub_group_local_id() % 3 != 2)\n    " if nonuniform else ""
-    return f"""
-__attribute__((intel_reqd_sub_group_size({sg})))
+    attr = f"\n__attribute__((intel_reqd_sub_group_size({sg})))" if reqd else ""
+    return f"""{attr}
 kernel void {name}(global const {t}* in, global const int* deltas, global {t}* out,
                      global uint* info, global const int* sel)
 {{
@@ -126,7 +129,9 @@ _ELEM_C = {"f16": "half", "f32": "float", "f64": "double", "i32": "int", "si8": 
 _ELEM_C.update({"i8": "char", "i16": "short", "i64": "long"})  # gpu.rotate's signless integers
 
 
-def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tuple[str, ...], set[str]]:
+def mlir_rotate_kernel(
+    program: list, buffers: dict, sg: int, reqd: bool = True
+) -> tuple[str, tuple[str, ...], set[str]]:
     """OpenCL C for an MLIR program of the rotate-based ops (``cts/runs/mlir.py``
     documents the program form): one subgroup of ``sg`` work-items per
     work-group, one buffer row per subgroup.  A matrix is a private array per
@@ -135,6 +140,9 @@ def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tupl
     ``gpu.rotate`` becomes ``sub_group_clustered_rotate(v, offset, width)``
     (the SPIR-V lowering with ClusterSize = width) and the mma_rotate
     lowering's rotate ``sub_group_rotate(v, offset)``.
+
+    ``reqd`` False: no ``intel_reqd_sub_group_size`` (a device whose only
+    subgroup size is ``sg``, without cl_intel_required_subgroup_size).
 
     Returns (source, argument names, names of the buffers written)."""
     names = tuple(buffers)
@@ -263,8 +271,8 @@ def mlir_rotate_kernel(program: list, buffers: dict, sg: int) -> tuple[str, tupl
         pragmas += "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
     src = (
         f"/* MLIR gpu dialect program, rotate-based lowering, subgroup size {sg} */\n{pragmas}"
-        f"__attribute__((intel_reqd_sub_group_size({sg})))\n"
-        f"kernel void mlir_k({params})\n{{\n"
+        + (f"__attribute__((intel_reqd_sub_group_size({sg})))\n" if reqd else "")
+        + f"kernel void mlir_k({params})\n{{\n"
         "    size_t p = get_group_id(0);\n    uint lane = get_sub_group_local_id();\n"
         + "".join(f"    {line}\n" for line in body)
         + "}\n"
