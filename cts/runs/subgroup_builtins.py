@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from cts.families.subgroup_builtins import BUILTINS, builtins_launches
 from cts.judge import CaseResult, Rule, compare
 from cts.judge.sentinel import WIDTH_PATTERN
-from cts.families.subgroup_builtins import BUILTINS, builtins_launches
 from reference.dtypes import etype
 
 __all__ = ["run_subgroup_builtins", "expected_builtins", "COLUMNS", "RULES"]
