@@ -71,12 +71,12 @@ def unsharded(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     return d, res
 
 
-# A slice of every family of cases/ (261 cases), with one fault per family so
-# each has failures next to passes, and skips (joint_matrix, spirv_intel_mma).
+# A slice of every family of cases/ (262 cases), with one fault per family so
+# each has failures next to passes, and skips (joint_matrix).
 SLICE = (
     "(sg8 and (i8_i8 or u8_u8) and not wg) or (rotate and opencl_c and char) or (mlir and f16_f16_f16 and tight)"
     " or (coop_matrix and A16x16 and f16 and exact) or (joint and amx and bf16 and exact and row_row)"
-    " or spirv_capability or (numerics and bf16_f32)"
+    " or (round_tf32 and w1 and not w16) or (numerics and bf16_f32)"
 )
 SLICE_FAULTS = [
     f"--emulator-fault={f}"
@@ -109,13 +109,13 @@ def test_plain_xdist_and_merged_shards_give_the_same_cases_and_outcomes(tmp_path
         assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]  # the faults fail cases
         runs[name] = verdicts(tmp_path / name / "results.csv")
     plain = runs["plain"]
-    # 197 + the MLIR compute cases on device shapes (issue 18) + 56 of the coop KHR axes (issue 19)
-    assert len(plain) == 261, len(plain)
+    # 198 + the MLIR compute cases on device shapes (issue 18) + 56 of the coop KHR axes (issue 19)
+    assert len(plain) == 262, len(plain)
     fams = {}
     for nid, (outcome, _) in plain.items():
         fams.setdefault(nid.split("::")[0], set()).add(outcome)
     faulty = {f for f, o in fams.items() if {"passed", "failed"} <= o}
-    assert len(fams) == 7 and len(faulty) == 5, fams  # numerics_model passes, spirv's capability tests skip
+    assert len(fams) == 7 and len(faulty) == 5, fams  # numerics_model and spirv's tf32 rounding pass
     assert "skipped" in {o for o, _ in plain.values()}
     assert any(r for _, r in plain.values())  # measured errors are compared too
 
@@ -129,12 +129,12 @@ def test_plain_xdist_and_merged_shards_give_the_same_cases_and_outcomes(tmp_path
         assert p.returncode in (0, 1), p.stderr[-2000:]
         shard_sets.append({r.attrib["name"] for r in ET.parse(junit).getroot().iter("testcase")})
     assert shard_sets[0] and shard_sets[1] and not shard_sets[0] & shard_sets[1]
-    assert len(shard_sets[0]) + len(shard_sets[1]) == 261
+    assert len(shard_sets[0]) + len(shard_sets[1]) == 262
     results_rows = [
         ln for f in (tmp_path / "r" / "journal").rglob("*.jsonl") for ln in f.read_text().splitlines()
         if '"outcome"' in ln and '"kind"' not in ln
     ]  # fmt: skip
-    assert len(results_rows) == 261  # no case ran in both shards, none twice
+    assert len(results_rows) == 262  # no case ran in both shards, none twice
     # the report of the last shard merges both: one run (--run-id), two sessions
     assert verdicts(tmp_path / "r" / "results.csv") == plain
     # and merged again by the CLI from the journal folder alone
