@@ -71,9 +71,12 @@ def fill_avoiding(t: ElemType, shape, dtype, values: np.ndarray) -> np.ndarray:
     for i, row in enumerate(v):
         present = set(np.unique(row).tolist())
         k = 0
-        while ((base + k) & t.mask) in present:
+        while k <= t.mask and ((base + k) & t.mask) in present:
             k += 1
-        out[i] = (base + k) & t.mask
+        # a row holding every value of the type (an 8-bit row of 256 or more inputs) has no value to
+        # avoid: it keeps the width pattern, and an element whose expected value equals it is not
+        # named "never written" (``unwritten`` only names elements whose fill differs from expected)
+        out[i] = (base + k) & t.mask if k <= t.mask else base
     return np.broadcast_to(out.reshape((-1,) + (1,) * (len(shape) - 1)), shape).astype(dtype)
 
 
