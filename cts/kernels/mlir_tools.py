@@ -98,7 +98,9 @@ _VERSION_LACKS = re.compile(
 # the op requires its scalar to equal the matrix's element type *and* to be a signless integer or a
 # float, so no text of the op exists for such a matrix in this version (measured: the signless
 # scalar fails "value type matches element type", the signed one "must be Integer or Float")
-_NO_TEXT_EXISTS = re.compile(r"subgroup_mma_(extract|insert)_thread_local' op \S+ #\d+ must be Integer or Float, but got '[su]i")
+_NO_TEXT_EXISTS = re.compile(
+    r"subgroup_mma_(extract|insert)_thread_local' op \S+ #\d+ must be Integer or Float, but got '[su]i"
+)
 
 
 def check_text(text: str) -> None:
