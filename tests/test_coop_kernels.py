@@ -68,6 +68,10 @@ def _one_shape(items):
     return out
 
 
+# The module fixture assembles and validates ~770 modules (spirv-as + spirv-val, one
+# process each): about 80 s on two idle cores, several minutes on a loaded machine.
+pytestmark = pytest.mark.timeout(1200)
+
 ALL = _one_shape(_vk_cases("h100")) + _vk_cases("amd_rdna3", True) + _vk_cases("intel_xmx", True)
 
 
