@@ -113,8 +113,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     try:
         return (yield)
     except KeyboardInterrupt:
-        from cts.plugin.casejournal import journaled
-        from cts.plugin.record import journal_append
+        from cts.plugin.record import journal_append, journaled
 
         if journaled(item):
             journal_append(item.config, {"kind": "interrupted", "nodeid": item.nodeid, "time": time.time()})
