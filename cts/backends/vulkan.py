@@ -13,7 +13,7 @@
   (:mod:`cts.backends.vulkan_rotate`).
 * ``vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`` (through
   vkGetInstanceProcAddr) gives the entries the case space is built from.
-* One compute pipeline per generated module (cts.kernels.coopmat_glsl,
+* One compute pipeline per generated module (cts.kernels.coop_glsl,
   validated with spirv-val), cached in-process; host-visible coherent
   storage buffers; one dispatch of one workgroup (= one subgroup) per
   subgroup row of the buffers; read-back of every buffer.
@@ -415,7 +415,7 @@ class VulkanBackend(Coop2Vulkan, CoopVulkan, MlirVulkan, RotateVulkan, Backend):
 
     def run_coop_matrix(self, case, bufs: dict) -> dict:
         """Run the case's module over the buffer contract of cts.families.coop."""
-        from cts.kernels.coopmat_glsl import kernel_buffers, spirv_module
+        from cts.kernels.coop_glsl import kernel_buffers, spirv_module
 
         if getattr(self, "dead", None):
             raise CaseError(f"Vulkan device unusable: {self.dead}")
@@ -430,7 +430,7 @@ class VulkanBackend(Coop2Vulkan, CoopVulkan, MlirVulkan, RotateVulkan, Backend):
             from cts.families.coop import GEMM_TILES
 
             groups = rows * GEMM_TILES[0] * GEMM_TILES[1]
-        from cts.kernels import coopmat_khr as kh
+        from cts.kernels import coop_glsl_axes as kh
 
         groups = kh.workgroups(case, groups)
         if groups > MAX_GROUPS:

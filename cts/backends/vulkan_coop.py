@@ -44,7 +44,7 @@ class CoopVulkan:
 
     @staticmethod
     def _not_generated(case) -> str | None:
-        """Entries the device reports but cts.kernels.coopmat_glsl cannot
+        """Entries the device reports but cts.kernels.coop_glsl cannot
         express: a skip naming the suite's gap, not a failure of the driver."""
         gap = "not realized by the suite: {} (a coverage gap of the suite, not a device verdict)"
         scope = case.entry.scope if case.entry is not None else case.mat.scope
