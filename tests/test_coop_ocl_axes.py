@@ -30,7 +30,7 @@ from cts.kernels.coop_cl_axes import query_violation
 from cts.kernels.coop_cl_c import kernel_text
 from cts.kernels.coop_cl_spv import module_text
 from cts.kernels.spirv_tools import assemble_many
-from cts.runs.coop_ocl import run_coop_opencl
+from cts.runs.coop.opencl import run_coop_opencl
 from reference import coop_ocl as rco
 from reference.data import TIERS
 

@@ -33,7 +33,7 @@ from cts.families.coop_ocl import buffer_rows, ocl_coop_cases
 from cts.kernels.coop_cl_c import kernel_text
 from cts.kernels.coop_cl_spv import module_text
 from cts.kernels.spirv_tools import SpirvToolError, assemble, assemble_many
-from cts.runs.coop_ocl import run_coop_opencl
+from cts.runs.coop.opencl import run_coop_opencl
 from reference.data import TIERS
 
 ROOT = Path(__file__).resolve().parent.parent

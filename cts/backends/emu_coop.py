@@ -285,7 +285,7 @@ class CoopEmulation:
         return stride, int(bda or (v == "aligned" and "coop_aligned_shift" in f))
 
     def _muladd_variant(self, case, bufs, d_out):
-        """MulAdd forms (buffers: cts.runs.coop_khr)."""
+        """MulAdd forms (buffers: cts.runs.coop.muladd)."""
         f, e, v = self.faults, case.entry, case.var
         M, N, K = e.M, e.N, e.K
         a_at = M * K if v == "array" and "coop_array_element0" not in f else 0

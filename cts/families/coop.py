@@ -479,7 +479,7 @@ def coop_cases(entries, tiers: tuple[str, ...], sg: int, apis: tuple[str, ...] =
 
 
 # ---------------------------------------------------------------- buffers
-# The contract between the runner (cts/runs/coop.py) and every backend's
+# The contract between the runner (cts/runs/coop/) and every backend's
 # ``run_coop_matrix(case, bufs) -> bufs``: named buffers of raw element bits,
 # one row per subgroup (gemm: per problem), dtype = the element's storage.
 SPLAT_CONST = {"float": -2.5, "int": -3, "uint": 7}  # baked into splat "const" kernels
