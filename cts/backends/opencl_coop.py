@@ -158,7 +158,7 @@ class CoopOpenCL:
     def _query_variants(self, sg: int | None) -> list | None:
         from cts.backends import clquery
 
-        lib = clquery._lib()
+        lib = clquery.icd_loader()
         lib.clGetExtensionFunctionAddressForPlatform.restype = ctypes.c_void_p
         lib.clGetExtensionFunctionAddressForPlatform.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
         addr = lib.clGetExtensionFunctionAddressForPlatform(self.platform.int_ptr, ENTRY_POINT.encode())
@@ -208,7 +208,7 @@ class CoopOpenCL:
 
         if CL_EXTENSION not in self.describe().extensions:
             return None
-        raw = clquery._raw(self.device, param)
+        raw = clquery.device_info_bytes(self.device, param)
         return int.from_bytes(raw[:4], "little") if len(raw) >= 4 else None
 
     def coop_ocl_table(self, entries, sg: int):
