@@ -2,7 +2,7 @@
 item 6; spec-digest 4.1, 4.4; seed 002).
 
 Same operations, buffers, reference and runner as ``test_coop_matrix``
-(``cts.runs.coop.run_coop``, through ``cts.runs.coop_ocl.run_coop_opencl``); ids start with the form:
+(``cts.runs.coop.run_coop``, through ``cts.runs.coop.opencl.run_coop_opencl``); ids start with the form:
 ``cl-spirv-...`` (SPIR-V Kernel module, cl_khr_cooperative_matrix) or
 ``cl-c-...`` (OpenCL C coop_mat proposal), e.g.
 ``test_coop_opencl[cl-spirv-muladd-m8n8k32-i8_u8_i32_i32-nosat-sg-row-exact]``.
@@ -20,7 +20,7 @@ import pytest
 
 from cts.families.coop_ocl import FORMS, ocl_coop_cases
 from cts.plugin.coop import coop_ocl_table, coop_state
-from cts.runs.coop_ocl import run_coop_opencl
+from cts.runs.coop.opencl import run_coop_opencl
 
 
 def coop_opencl_cases(tiers: tuple[str, ...]):

@@ -13,7 +13,7 @@ COMMANDS = {
         "list every backend's devices (OpenCL, Vulkan, CUDA) with the --device selector of each",
     ),
     "sweep": ("cts.launch:main", "run a sweep as N concurrent shard processes, merged into one report"),
-    "report": ("cts.report.markdown:main", "merge journals into report.md / report.html / results.csv"),
+    "report": ("cts.report.cli:main", "merge journals into report.md / report.html / results.csv"),
     "repro": ("cts.report.repro:main", "write a standalone repro bundle for one case"),
     "numerics": (
         "cts.numerics.cli:main",

@@ -460,7 +460,7 @@ def _import_shard_modules() -> None:
             names += [m.name for m in pkgutil.walk_packages(path, pkg + ".", onerror=lambda _name: None)]
         except Exception:  # noqa: BLE001  (best effort, as below)
             continue
-    names += ["cts.backends.emulator", "cts.report.markdown"]
+    names += ["cts.backends.emulator", "cts.report.writer"]
     if importlib.util.find_spec("pyopencl") is not None:
         names.append("pyopencl")
     if importlib.util.find_spec("pytest_timeout") is not None:
@@ -546,10 +546,12 @@ def _merge(
     """The sweep's record (this run's journals and those it resumed, in
     this run's configuration), its reports, its summary and exit status."""
     from cts.plugin.shard import write_durations
-    from cts.report import markdown as rep
+    from cts.report import exit_status as ex
     from cts.report import status as st
     from cts.report.record import read_record
+    from cts.report.summary import status_lines, summarize
     from cts.report.terminal import failure_lines
+    from cts.report.writer import write_record
 
     t1 = time.perf_counter()
     jdir = report / "journal" / run_id
@@ -557,7 +559,7 @@ def _merge(
     rec = read_record(sources) if sources else None
     if rec is None or not rec.rows:
         print(f"cts sweep: no case recorded in {jdir} (shard exit codes {sorted(set(codes), key=str)})")
-        return 2 if interrupted else (5 if set(codes) <= {5} else 3)
+        return ex.unrecorded_exit_status(codes, interrupted)
     mine = rec.runs[run_id].cfg if run_id in rec.runs else None
     if resume:
         rec = st.resumed_record(rec, mine)
@@ -566,9 +568,9 @@ def _merge(
 
     def meanwhile() -> None:  # while children build the markdown and the HTML (one-threaded launcher)
         write_durations(jdir, run_id, rec.rows)  # for the next sweep's --balance
-        got["tot"] = rep.summarize(rec.rows)
+        got["tot"] = summarize(rec.rows)
 
-    for p in rep.write_record(rec, report, aside=True, meanwhile=meanwhile):
+    for p in write_record(rec, report, aside=True, meanwhile=meanwhile):
         print(f"cts sweep: {p}")
     tot = got["tot"]
     merged = time.perf_counter() - t1
@@ -577,18 +579,16 @@ def _merge(
     print(", ".join(f"{v} {k}" for k, v in tot.items() if v and k != "total")
           + f" in {ran:.2f}s ({len(codes)} shards) + {merged:.2f}s merge"
           + (f"; {len(own)} judged now, {len(rec.rows) - len(own)} recorded before (--resume)" if resume else ""))  # fmt: skip
-    for line in rep.status_lines(rec.rows, rec):
+    for line in status_lines(rec.rows, rec):
         print(line)
     for p in rec.problems[:5]:
         print(f"cts sweep: journal problem: {p}")
-    if interrupted or 2 in codes:
-        return 2
-    if 3 in codes or any(c is None or c < 0 for c in codes):  # a shard died or hit an internal error
-        return 3
-    bad, why = st.record_status(rec)
+    decided = ex.shards_exit_status(
+        codes, interrupted
+    )  # interrupted, or a shard died or hit an internal error
+    if decided is not None:
+        return decided
+    bad, why = ex.record_status(rec)
     if bad:
         print(f"cts sweep: not clean: {why}")
-        return 1
-    if st.no_device(rec):
-        return st.NOTHING_JUDGED
-    return 0
+    return ex.record_exit_status(rec)

@@ -24,7 +24,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
-from cts.report import html, markdown  # noqa: E402
+from cts.report import exit_status, html, markdown, writer  # noqa: E402
 from cts.report.atomic import write_set  # noqa: E402
 from cts.report.record import prime, read_record  # noqa: E402
 
@@ -52,9 +52,9 @@ def main(argv: list[str]) -> int:
         t.append(time.perf_counter())
         write_set({out / "report.md": md, out / "report.html": page, out / "results.csv": csv})
         t.append(time.perf_counter())
-        markdown.write_record(rec, out / "aside", aside=True)
+        writer.write_record(rec, out / "aside", aside=True)
         t.append(time.perf_counter())
-        markdown.record_status(rec)
+        exit_status.record_status(rec)
         t.append(time.perf_counter())
         names = (
             "read ahead",

@@ -16,7 +16,7 @@ import pytest
 
 from cts.backends.emulator import EmulatorBackend
 from cts.families.coop import coop_cases, load_profile
-from cts.kernels.coopmat_glsl import disassemble, kernel_buffers, spirv_module
+from cts.kernels.coop_glsl import disassemble, kernel_buffers, spirv_module
 from cts.runs.coop import run_coop
 from reference.data import TIERS
 
@@ -206,7 +206,7 @@ def test_without_vulkan_a_named_device_is_a_one_line_error():
 def _val(code: bytes) -> subprocess.CompletedProcess:
     import tempfile
 
-    from cts.kernels.coopmat_glsl import tool
+    from cts.kernels.coop_glsl import tool
 
     with tempfile.NamedTemporaryFile(suffix=".spv") as f:
         f.write(code)
@@ -228,7 +228,7 @@ def test_modules_validate_fresh_past_the_cache(modules):
 def test_vulkan_validation_is_real(modules):
     """The same validator rejects a module that lost its cooperative-matrix
     capability (so a pass above means something)."""
-    from cts.kernels.coopmat_glsl import tool
+    from cts.kernels.coop_glsl import tool
 
     case, code = next((c, m) for c, m in modules if c.op == "muladd")
     text = disassemble(code).replace("OpCapability CooperativeMatrixKHR\n", "")
@@ -293,6 +293,6 @@ def test_khr_forms_are_in_the_module(modules):
 
 
 def _tool(name):
-    from cts.kernels.coopmat_glsl import tool
+    from cts.kernels.coop_glsl import tool
 
     return tool(name)

@@ -26,11 +26,11 @@ from cts.backends.emu_coop_ocl import COOP_OCL_FAULTS
 from cts.backends.emulator import EmulatorBackend
 from cts.families.coop import CoopEntry, load_profile, profile_names
 from cts.families.coop_ocl import OclTable, buffer_rows, ocl_coop_cases
-from cts.kernels.coopmat_cl_axes import query_violation
-from cts.kernels.coopmat_cl_c import kernel_text
-from cts.kernels.coopmat_cl_spv import module_text
+from cts.kernels.coop_cl_axes import query_violation
+from cts.kernels.coop_cl_c import kernel_text
+from cts.kernels.coop_cl_spv import module_text
 from cts.kernels.spirv_tools import assemble_many
-from cts.runs.coop_ocl import run_coop_opencl
+from cts.runs.coop.opencl import run_coop_opencl
 from reference import coop_ocl as rco
 from reference.data import TIERS
 

@@ -30,10 +30,10 @@ from cts.backends.emulator import EmulatorBackend
 from cts.backends.opencl_coop import CL_EXTENSION, CLC_FEATURE, parse_variants
 from cts.families.coop import CoopEntry, load_profile, profile_names
 from cts.families.coop_ocl import buffer_rows, ocl_coop_cases
-from cts.kernels.coopmat_cl_c import kernel_text
-from cts.kernels.coopmat_cl_spv import module_text
+from cts.kernels.coop_cl_c import kernel_text
+from cts.kernels.coop_cl_spv import module_text
 from cts.kernels.spirv_tools import SpirvToolError, assemble, assemble_many
-from cts.runs.coop_ocl import run_coop_opencl
+from cts.runs.coop.opencl import run_coop_opencl
 from reference.data import TIERS
 
 ROOT = Path(__file__).resolve().parent.parent

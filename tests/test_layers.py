@@ -17,8 +17,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from cts.report.exit_status import record_status
 from cts.report.journal import forced_of, layer_of
-from cts.report.markdown import csv_text, markdown_report, record_status
+from cts.report.markdown import csv_text, markdown_report
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -219,7 +219,7 @@ _APART = """
 import os, random, sys
 from pathlib import Path
 import cts.report.html as H
-import cts.report.markdown as M
+import cts.report.writer as M
 from cts.report.aside import one_thread
 from cts.report.record import read_record
 sys.path.insert(0, sys.argv[1])

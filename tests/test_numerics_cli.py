@@ -65,7 +65,7 @@ def test_sweep_report_gets_the_fingerprint_section(tmp_path):
     """Issue 8 item 4: the CLI's default folder is beside the sweep report;
     report.md / report.html then carry the fingerprint table and link the
     evidence.  Without a fingerprint the report is unchanged."""
-    from cts.report.markdown import write_reports
+    from cts.report.writer import write_reports
 
     rows = [{"nodeid": "cases/t.py::test_x[a]", "family": "float_mma", "case_id": "a", "outcome": "passed"}]
     md, page, _ = write_reports(rows, tmp_path / "plain")

@@ -19,9 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from cts.report.exit_status import record_status
 from cts.report.journal import SCHEMA, Journal, file_header
-from cts.report.markdown import markdown_report, record_status, write_reports
+from cts.report.markdown import markdown_report
 from cts.report.record import read_record
+from cts.report.writer import write_reports
 from tests.test_sweep import ROOT, cts_report, results, run_cts
 
 INTEL = "cases/test_intel_mma.py"
@@ -494,7 +496,7 @@ def test_write_reports_is_all_or_nothing(tmp_path, monkeypatch):
     rows = [{"nodeid": "c::t[a]", "family": "f", "case_id": "a", "outcome": "passed"}]
     write_reports(rows, tmp_path)
     before = {f.name: f.read_bytes() for f in tmp_path.iterdir()}
-    import cts.report.markdown as md
+    import cts.report.writer as md
 
     real = md.os.replace
     calls = []

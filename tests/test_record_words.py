@@ -29,7 +29,7 @@ Q = ["-q", "-p", "no:randomly"]
 NO_VULKAN = {"VK_ICD_FILENAMES": "/nonexistent/icd.json", "VK_DRIVER_FILES": "/nonexistent/icd.json"}
 NO_CUDA = {"CUDA_VISIBLE_DEVICES": ""}  # a driver that is there sees no device: the same verdict
 NOTHING_JUDGED = (
-    5  # cts.report.status.NOTHING_JUDGED (a literal: these end-to-end tests also run on older code)
+    5  # cts.report.exit_status.NOTHING_JUDGED (a literal: these end-to-end tests also run on older code)
 )
 
 
@@ -37,8 +37,15 @@ def status():
     """cts.report.status, imported by the tests of its functions only."""
     import cts.report.status as st
 
-    assert st.NOTHING_JUDGED == NOTHING_JUDGED
     return st
+
+
+def exit_status():
+    """cts.report.exit_status, imported by the tests of its functions only."""
+    import cts.report.exit_status as ex
+
+    assert ex.NOTHING_JUDGED == NOTHING_JUDGED
+    return ex
 
 
 # ------------------------------------------------------------ no device
@@ -89,7 +96,7 @@ def test_a_device_that_claims_none_of_the_cases_is_a_clean_all_skipped_run(tmp_p
         j.append({"kind": "end", "status": "complete", "selected": 3, "time": 2.0})
         j.close()
         rec = read_record([tmp_path / device["name"]])
-        assert not status().record_status(rec)[0]
+        assert not exit_status().record_status(rec)[0]
         assert bool(status().no_device(rec)) == expect_bad and bool(status().judged_line(rec)) != expect_bad
         rep = cts_report(str(tmp_path / device["name"]), "--out", str(tmp_path / "out"))
         assert rep.returncode == (NOTHING_JUDGED if expect_bad else 0), rep.stdout
@@ -174,7 +181,7 @@ def test_a_shard_that_selected_nothing_is_not_missing_and_a_missing_one_is_named
     for k, n in ((1, 4), (2, 0)):  # shard 2 selected nothing: its session says so
         _journal(tmp_path / "a" / "r" / f"shard{k}of2-main-{k}.jsonl", "r", _rows(n), n, ended=True,
                  options={"shard": f"{k}/2"})  # fmt: skip
-    assert status().record_status(read_record([tmp_path / "a"])) == (False, "")
+    assert exit_status().record_status(read_record([tmp_path / "a"])) == (False, "")
     _journal(
         tmp_path / "b" / "r" / "shard1of2-main-1.jsonl",
         "r",
@@ -183,7 +190,7 @@ def test_a_shard_that_selected_nothing_is_not_missing_and_a_missing_one_is_named
         ended=True,
         options={"shard": "1/2"},
     )
-    bad, why = status().record_status(read_record([tmp_path / "b"]))
+    bad, why = exit_status().record_status(read_record([tmp_path / "b"]))
     assert bad and why == "run r has no journal of shard(s) 2/2", why  # not "1 runs ended early"
 
 
@@ -266,7 +273,7 @@ def test_a_ci_shard_killed_and_run_again_under_its_run_id_completes_the_run(tmp_
     )
     _journal(j / "shard2of2-main-2.jsonl", "P", _rows(3, start=10), 3, ended=True, options={"shard": "2/2"})
     rec = read_record([tmp_path])
-    assert status().record_status(rec) == (True, "1 run ended early")
+    assert exit_status().record_status(rec) == (True, "1 run ended early")
     (line,) = status().unfinished_lines(rec)
     again = shlex.split(line.split("resume with: ", 1)[1])
     assert again[again.index("--run-id") + 1] == "P" and again[-2:] == ["--resume", str(j)], again
@@ -274,4 +281,4 @@ def test_a_ci_shard_killed_and_run_again_under_its_run_id_completes_the_run(tmp_
     # the job run again: a newer session of shard 1/2 (it starts after the killed one)
     _journal(j / "shard1of2-main-3.jsonl", "P", rows, 4, ended=True, options={"shard": "1/2"}, time=15.0)
     rec = read_record([tmp_path])
-    assert status().record_status(rec) == (False, "") and len(rec.rows) == 7
+    assert exit_status().record_status(rec) == (False, "") and len(rec.rows) == 7

@@ -16,9 +16,10 @@ import pytest
 
 from cts.report.html import html_report, matrix_axes
 from cts.report.journal import Journal
-from cts.report.markdown import markdown_report, write_reports
+from cts.report.markdown import markdown_report
 from cts.report.record import read_journals
 from cts.report.repro import find_case, write_bundle
+from cts.report.writer import write_reports
 
 ROOT = Path(__file__).resolve().parents[1]
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from cts.backends.base import CaseError, DeviceInfo
+from cts.backends.opencl_mlir import MlirOpenCL
 from cts.backends.opencl_rotate import REQUIRE_VECTORS_ENV, RotateOpenCL
 from cts.families.mlir import mlir_cases
 from cts.families.rotate import GENTYPES, RotateCase
@@ -46,7 +47,7 @@ def test_the_program_of_every_size_holds_each_cases_own_kernel():
             assert body in merged, sg  # the same kernel, under the size's own name
 
 
-class _FakeDevice(RotateOpenCL):
+class _FakeDevice(RotateOpenCL, MlirOpenCL):
     def __init__(self, extensions=(), caps=(), sizes=(8, 16), il="SPIR-V_1.3"):
         self._info = DeviceInfo(
             "opencl",

@@ -29,8 +29,8 @@ def _families():
     from cts.families.spirv_tf32 import spirv_tf32_round_cases
     from cts.families.subgroup_builtins import subgroup_builtins_cases
     from cts.runs.coop import run_coop
+    from cts.runs.coop.opencl import run_coop_opencl
     from cts.runs.coop2 import run_coop2
-    from cts.runs.coop_ocl import run_coop_opencl
     from cts.runs.intel import run_intel_mma, run_tf32_convert
     from cts.runs.joint import run_joint
     from cts.runs.mlir import run_mlir

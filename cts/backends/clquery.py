@@ -28,6 +28,8 @@ __all__ = [
     "spirv_extended_instruction_sets",
     "spirv_extensions",
     "subgroup_sizes",
+    "icd_loader",
+    "device_info_bytes",
 ]
 
 CL_DEVICE_IL_VERSION = 0x105B
@@ -87,7 +89,7 @@ SPIRV_CAPABILITY_NAMES: dict[int, str] = {
 _LIB = None
 
 
-def _lib():
+def icd_loader():
     """The ICD loader pyopencl is linked against (bundled, else the system's)."""
     global _LIB
     if _LIB is None:
@@ -108,8 +110,8 @@ def _lib():
     return _LIB
 
 
-def _raw(device, param: int) -> bytes:
-    lib = _lib()
+def device_info_bytes(device, param: int) -> bytes:
+    lib = icd_loader()
     n = ctypes.c_size_t(0)
     if lib.clGetDeviceInfo(device.int_ptr, param, 0, None, ctypes.byref(n)) != 0 or n.value == 0:
         return b""
@@ -121,20 +123,20 @@ def _raw(device, param: int) -> bytes:
 
 def _strings(device, param: int) -> tuple[str, ...]:
     """A ``const char *[]`` parameter (pointers into driver memory)."""
-    raw = _raw(device, param)
+    raw = device_info_bytes(device, param)
     size = ctypes.sizeof(ctypes.c_void_p)
     ptrs = [int.from_bytes(raw[i : i + size], "little") for i in range(0, len(raw) - size + 1, size)]
     return tuple(ctypes.string_at(p).decode(errors="replace") for p in ptrs if p)
 
 
 def subgroup_sizes(device) -> tuple[int, ...]:
-    raw = _raw(device, CL_DEVICE_SUB_GROUP_SIZES_INTEL)
+    raw = device_info_bytes(device, CL_DEVICE_SUB_GROUP_SIZES_INTEL)
     size = ctypes.sizeof(ctypes.c_size_t)
     return tuple(int.from_bytes(raw[i : i + size], "little") for i in range(0, len(raw) - size + 1, size))
 
 
 def il_version(device) -> str:
-    return _raw(device, CL_DEVICE_IL_VERSION).rstrip(b"\0").decode(errors="replace").strip()
+    return device_info_bytes(device, CL_DEVICE_IL_VERSION).rstrip(b"\0").decode(errors="replace").strip()
 
 
 def spirv_extensions(device) -> tuple[str, ...]:
@@ -146,7 +148,7 @@ def spirv_extended_instruction_sets(device) -> tuple[str, ...]:
 
 
 def spirv_capabilities(device) -> tuple[int, ...]:
-    raw = _raw(device, CL_DEVICE_SPIRV_CAPABILITIES_KHR)
+    raw = device_info_bytes(device, CL_DEVICE_SPIRV_CAPABILITIES_KHR)
     return tuple(int.from_bytes(raw[i : i + 4], "little") for i in range(0, len(raw) - 3, 4))
 
 

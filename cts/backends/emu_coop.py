@@ -206,13 +206,13 @@ class CoopEmulation:
         if "coop_acc_ignored" in f:
             C = np.zeros_like(C)
         if e.is_int:
-            from cts.backends.emulator import int_matmul
+            from cts.backends.emu_common import int_matmul
 
             d = int_matmul(A, B, (1 << _width(e.A), 1 << _width(e.B))) + C.astype(np.int64)
             sat = e.sat != ("coop_saturation_missing" in f) if e.sat else "coop_wrap_saturates" in f
             return self._val(self._raw(d, e.R, saturate=sat), e.R)
         if "acc_one_step_narrower" in f:  # the emulator's shared fault (cts/backends/emulator.py)
-            from cts.backends.emulator import narrow_acc_mad
+            from cts.backends.emu_common import narrow_acc_mad
 
             d = narrow_acc_mad(A, B, C, e.C, e.R)
             if d is not None:
@@ -222,7 +222,7 @@ class CoopEmulation:
             from reference.devmodel import model_mma
 
             return model_mma(model, A, B, C, e.A, e.R)
-        from cts.backends.emulator import float_mad
+        from cts.backends.emu_common import float_mad
 
         d = float_mad(A, B, C)
         return self._val(self._raw(d, e.R), e.R)
@@ -285,7 +285,7 @@ class CoopEmulation:
         return stride, int(bda or (v == "aligned" and "coop_aligned_shift" in f))
 
     def _muladd_variant(self, case, bufs, d_out):
-        """MulAdd forms (buffers: cts.runs.coop_khr)."""
+        """MulAdd forms (buffers: cts.runs.coop.muladd)."""
         f, e, v = self.faults, case.entry, case.var
         M, N, K = e.M, e.N, e.K
         a_at = M * K if v == "array" and "coop_array_element0" not in f else 0

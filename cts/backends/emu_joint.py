@@ -366,7 +366,7 @@ class JointEmulation:
             Cv = self._jm_load(kw["c"], lc, case.M, case.N, c, kw["sc"])
             D = None
             if "acc_one_step_narrower" in self.faults and a not in ("i8", "u8"):
-                from cts.backends.emulator import narrow_acc_mad  # the shared fault
+                from cts.backends.emu_common import narrow_acc_mad  # the shared fault
 
                 D = narrow_acc_mad(A, B, Cv, c, d)
             if D is None:

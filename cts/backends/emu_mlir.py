@@ -173,7 +173,7 @@ class MlirEmulation:
             B = raw - 256 * (raw >= 128) if a.elem == "si8" else raw
         narrow = None
         if c.elem != "i32" and "acc_one_step_narrower" in self.faults:
-            from cts.backends.emulator import narrow_acc_mad  # the shared fault
+            from cts.backends.emu_common import narrow_acc_mad  # the shared fault
 
             narrow = narrow_acc_mad(A, B, C, c.elem)
         if narrow is not None:

@@ -298,7 +298,7 @@ class SpirvEmulation:
         if A.shape[2] != B.shape[1]:
             raise CaseError(f"A gives {A.shape[2]} columns but B {B.shape[1]} rows (K Dim {info['K']})")
         if ea[0] == "int" and eb[0] == "int":
-            from cts.backends.emulator import int_matmul
+            from cts.backends.emu_common import int_matmul
 
             D = int_matmul(A, B, (1 << ea[1], 1 << eb[1])) + (
                 C.astype(np.int64, copy=False) if C.dtype.kind == "i" else C
@@ -306,7 +306,7 @@ class SpirvEmulation:
         elif getattr(self, "model", None) is not None:  # --emulator-model: the same modelled device
             D = self._spv_modelled(A, B, C, ea[0], info, lit)
         else:
-            from cts.backends.emulator import float_mad, narrow_acc_mad
+            from cts.backends.emu_common import float_mad, narrow_acc_mad
 
             D = None
             if "acc_one_step_narrower" in self.faults:  # the shared fault, by the Result Type

@@ -180,6 +180,9 @@ from cts.backends.opencl_spirv import SpirvOpenCL  # noqa: E402
 
 # (the rotate and built-ins mixins bring SizesOpenCL, opencl_sizes.py, as their base)
 _OPENCL_MIXINS: tuple[type, ...] = (IntelOpenCL, SpirvOpenCL, RotateOpenCL)
+from cts.backends.opencl_mlir import MlirOpenCL  # noqa: E402
+
+_OPENCL_MIXINS += (MlirOpenCL,)  # MLIR gpu.rotate / mma_rotate lowered to OpenCL C
 from cts.backends.opencl_coop import CoopOpenCL  # noqa: E402
 
 _OPENCL_MIXINS += (CoopOpenCL,)  # cooperative matrix, OpenCL forms (issue 6 item 6)

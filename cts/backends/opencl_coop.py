@@ -59,7 +59,7 @@ SUB_GROUP_VARIANTS = 0x1079
 POINTER_ALIGNMENT = 0x107A  # CL_DEVICE_COOPERATIVE_MATRIX_POINTER_ALIGNMENT_KHR (cl_uint, draft)
 STRIDE_MULTIPLE = 0x107B  # CL_DEVICE_COOPERATIVE_MATRIX_STRIDE_MULTIPLE_KHR (cl_uint, draft)
 ARM_LAYOUTS_CAPABILITY = 4201  # CooperativeMatrixLayoutsARM (SPV_ARM_cooperative_matrix_layouts)
-SCALAR_ARGS = ("st",)  # kernel arguments passed by value (coopmat_cl_spv.SCALAR_ARGS)
+SCALAR_ARGS = ("st",)  # kernel arguments passed by value (coop_cl_buffers.SCALAR_ARGS)
 CHILD_TIMEOUT_S = 120.0  # default of CTS_COOP_CHILD_TIMEOUT (seconds)
 MIN_CHILD_TIMEOUT_S = 1.0
 
@@ -158,7 +158,7 @@ class CoopOpenCL:
     def _query_variants(self, sg: int | None) -> list | None:
         from cts.backends import clquery
 
-        lib = clquery._lib()
+        lib = clquery.icd_loader()
         lib.clGetExtensionFunctionAddressForPlatform.restype = ctypes.c_void_p
         lib.clGetExtensionFunctionAddressForPlatform.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
         addr = lib.clGetExtensionFunctionAddressForPlatform(self.platform.int_ptr, ENTRY_POINT.encode())
@@ -208,7 +208,7 @@ class CoopOpenCL:
 
         if CL_EXTENSION not in self.describe().extensions:
             return None
-        raw = clquery._raw(self.device, param)
+        raw = clquery.device_info_bytes(self.device, param)
         return int.from_bytes(raw[:4], "little") if len(raw) >= 4 else None
 
     def coop_ocl_table(self, entries, sg: int):
@@ -311,7 +311,7 @@ class CoopOpenCL:
         does: a case outside the reported rules is undefined, so it skips
         naming the query and its value (never runs as a verdict)."""
         from cts.families.coop_ocl import buffer_rows
-        from cts.kernels.coopmat_cl_axes import query_violation
+        from cts.kernels.coop_cl_axes import query_violation
 
         align, mult = self.coop_query(POINTER_ALIGNMENT), self.coop_query(STRIDE_MULTIPLE)
         if not align and not mult:
@@ -345,7 +345,7 @@ class CoopOpenCL:
         """The module (clspv, validated by spirv-val) or OpenCL C text (clc)."""
         from cts.families.coop import GEMM_TILES
         from cts.families.coop_ocl import buffer_rows
-        from cts.kernels import coopmat_cl_c, coopmat_cl_spv
+        from cts.kernels import coop_cl_buffers, coop_cl_c, coop_cl_spv
         from cts.kernels.spirv_tools import assemble
 
         rows = rows or buffer_rows(case)
@@ -353,20 +353,20 @@ class CoopOpenCL:
         if case.op == "gemm":
             tm, tn, _ = GEMM_TILES
             groups = max(2, subgroups // (tm * tn)) * tm * tn
-        args = coopmat_cl_spv.buffer_args(case)
+        args = coop_cl_buffers.buffer_args(case)
         common = dict(
             global_size=(groups * case.sg,),
             local_size=(case.sg,),
             args=tuple(a for a, _ in args),
-            arg_types=tuple(f"uint{coopmat_cl_spv.TYPES[t][3]}" for _, t in args),
+            arg_types=tuple(f"uint{coop_cl_buffers.TYPES[t][3]}" for _, t in args),
             notes=(f"{case.op}: one subgroup of {case.sg} per work-group; raw element bits, row = subgroup",),
         )
         if case.api == "clspv":
-            il = assemble(coopmat_cl_spv.module_text(case, rows))  # tool failure: HarnessError
-            return KernelSource(entry=coopmat_cl_spv.ENTRY, il=il, **common)
-        src = coopmat_cl_c.kernel_text(case, rows)
+            il = assemble(coop_cl_spv.module_text(case, rows))  # tool failure: HarnessError
+            return KernelSource(entry=coop_cl_spv.ENTRY, il=il, **common)
+        src = coop_cl_c.kernel_text(case, rows)
         return KernelSource(
-            entry=coopmat_cl_c.ENTRY, source=self.with_prelude(src), options="-cl-std=CL3.0", **common
+            entry=coop_cl_c.ENTRY, source=self.with_prelude(src), options="-cl-std=CL3.0", **common
         )
 
     # --- run ------------------------------------------------------------------

@@ -13,7 +13,7 @@
   (:mod:`cts.backends.vulkan_rotate`).
 * ``vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`` (through
   vkGetInstanceProcAddr) gives the entries the case space is built from.
-* One compute pipeline per generated module (cts.kernels.coopmat_glsl,
+* One compute pipeline per generated module (cts.kernels.coop_glsl,
   validated with spirv-val), cached in-process; host-visible coherent
   storage buffers; one dispatch of one workgroup (= one subgroup) per
   subgroup row of the buffers; read-back of every buffer.
@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo, Unsupported
+from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo
 from cts.backends.vulkan_coop import CoopVulkan
 from cts.backends.vulkan_coop2 import Coop2Vulkan
 from cts.backends.vulkan_mlir import MlirVulkan
 from cts.backends.vulkan_rotate import ROTATE_EXTENSION_VK, ROTATE_FEATURES_STYPE, RotateVulkan
-from cts.families.coop import COOP_EXTENSION, SCOPES, VK_COMPONENT, CoopEntry
+from cts.families.coop import COOP_EXTENSION, CoopEntry
 
 __all__ = ["VulkanBackend"]
 
@@ -261,51 +261,11 @@ class VulkanBackend(Coop2Vulkan, CoopVulkan, MlirVulkan, RotateVulkan, Backend):
         )
         self.fence = vk.vkCreateFence(self.device, vk.VkFenceCreateInfo(), None)
 
-    def _query_entries(self) -> list[CoopEntry]:
-        vk = self.vk
-        fn = vk.vkGetInstanceProcAddr(self.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")
-        out, raw = [], []
-        for p in fn(self.pd):
-            types = [
-                VK_COMPONENT.get(int(t), f"vk{int(t)}") for t in (p.AType, p.BType, p.CType, p.ResultType)
-            ]
-            row = {
-                "M": int(p.MSize),
-                "N": int(p.NSize),
-                "K": int(p.KSize),
-                "A": types[0],
-                "B": types[1],
-                "C": types[2],
-                "R": types[3],
-                "sat": bool(p.saturatingAccumulation),
-                "scope": SCOPES.get(int(p.scope), f"scope{int(p.scope)}"),
-            }
-            raw.append(row)
-            if all(not t.startswith("vk") for t in types) and not row["scope"].startswith("scope"):
-                out.append(CoopEntry(**row))
-            else:  # a component type or scope the suite has no name for: said in the report, not dropped
-                unknown = [t for t in types if t.startswith("vk")] + [row["scope"]] * row["scope"].startswith(
-                    "scope"
-                )
-                self.unexpressed.append(
-                    f"M{row['M']} N{row['N']} K{row['K']} {'/'.join(types)} {row['scope']} "
-                    f"(unknown to the suite: {', '.join(unknown)})"
-                )
-        self.info.extra["coop_properties"] = raw
-        return out
-
     # --------------------------------------------------------- interface
     def describe(self) -> DeviceInfo:
         self._open()
         self.info.extra.setdefault("mlir_toolchain", self.mlir_toolchain())  # the MLIR family's compiler
         return self.info
-
-    def coop_entries(self) -> tuple[list[CoopEntry], int] | None:
-        """(entries, subgroup size) the device reports, or None without one."""
-        self._open()
-        if self.reason is not None or self.coop_reason is not None:
-            return None
-        return list(self.entries), self.subgroup_size
 
     def unsupported(self, case) -> str | None:
         base = super().unsupported(case)
@@ -320,33 +280,32 @@ class VulkanBackend(Coop2Vulkan, CoopVulkan, MlirVulkan, RotateVulkan, Backend):
             return self.unsupported_mlir_mma(case)
         if case.family == "coop_matrix2":
             return self.unsupported_coop_matrix2(case)
-        if self.coop_reason:
-            return self.coop_reason
-        if case.api != "vk":
-            return f"backend 'vulkan' runs the Vulkan form only, not {case.api}"
-        if case.sg != self.subgroup_size:
-            return f"case planned for subgroup size {case.sg}, device has {self.subgroup_size}"
-        types = set()
-        if case.entry is not None:
-            if case.entry not in self.entries:
-                return f"no VkCooperativeMatrixPropertiesKHR entry {case.entry.tag}"
-            types = {case.entry.A, case.entry.B, case.entry.C, case.entry.R}
-        else:
-            from cts.families.coop import matrix_types
-
-            allowed = matrix_types(self.entries)
-            wanted = [case.mat] + (
-                [type(case.mat)(case.mat.use, case.mat.rows, case.mat.cols, case.to)] if case.to else []
-            )
-            for m in wanted:
-                if m not in allowed:
-                    return f"no reported entry has the matrix type {m.tag}"
-                types.add(m.t)
-        if "bf16" in types and not self.bf16_coop:
-            return "shaderBFloat16CooperativeMatrix is not supported"
-        return self._not_generated(case) or self._khr_axis_missing(case)
+        return self.unsupported_coop_matrix(case)
 
     # --------------------------------------------------------- execution
+    def _buffer(self, nbytes: int, address: bool = False):
+        vk = self.vk
+        size = max(256, -(-nbytes // 256) * 256)
+        usage = vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | (0x20000 if address else 0)  # SHADER_DEVICE_ADDRESS
+        buf = vk.vkCreateBuffer(
+            self.device, vk.VkBufferCreateInfo(size=size, usage=usage, sharingMode=0), None
+        )
+        req = vk.vkGetBufferMemoryRequirements(self.device, buf)
+        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
+        mp = self.mem_props
+        idx = next(
+            i
+            for i in range(mp.memoryTypeCount)
+            if req.memoryTypeBits & (1 << i) and (mp.memoryTypes[i].propertyFlags & want) == want
+        )
+        flags = vk.VkMemoryAllocateFlagsInfo(flags=0x2) if address else None  # DEVICE_ADDRESS_BIT
+        info = vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx)
+        if flags is not None:
+            info = vk.VkMemoryAllocateInfo(pNext=flags, allocationSize=req.size, memoryTypeIndex=idx)
+        mem = vk.vkAllocateMemory(self.device, info, None)
+        vk.vkBindBufferMemory(self.device, buf, mem, 0)
+        return buf, mem, size
+
     def _pipeline(
         self,
         code: bytes,
@@ -412,46 +371,6 @@ class VulkanBackend(Coop2Vulkan, CoopVulkan, MlirVulkan, RotateVulkan, Backend):
         pipe = vk.vkCreateComputePipelines(self.device, vk.VK_NULL_HANDLE, 1, [info], None)[0]
         self._pipes[key] = (pipe, pl, dsl, mod, stage, keep)
         return self._pipes[key]
-
-    def run_coop_matrix(self, case, bufs: dict) -> dict:
-        """Run the case's module over the buffer contract of cts.families.coop."""
-        from cts.kernels.coopmat_glsl import kernel_buffers, spirv_module
-
-        if getattr(self, "dead", None):
-            raise CaseError(f"Vulkan device unusable: {self.dead}")
-        code = spirv_module(
-            case, self.subgroup_size
-        )  # a host-tool failure is a HarnessError, not the device's
-        order = [n for n, _ in kernel_buffers(case)]
-        arrays = {n: np.ascontiguousarray(bufs[n]) for n in order}
-        rows = next(iter(arrays.values())).shape[0]
-        groups = rows
-        if case.op == "gemm":
-            from cts.families.coop import GEMM_TILES
-
-            groups = rows * GEMM_TILES[0] * GEMM_TILES[1]
-        from cts.kernels import coopmat_khr as kh
-
-        groups = kh.workgroups(case, groups)
-        if groups > MAX_GROUPS:
-            raise Unsupported(f"{groups} workgroups exceed the guaranteed {MAX_GROUPS}")
-        req = kh.required_subgroup(case)
-        extra = {"required_sg": self.subgroup[f"{req}SubgroupSize"] if req else 0}
-        if case.var == "sspec":
-            from cts.families.coop import case_stride
-
-            extra["spec"] = (case_stride(case),)
-        if kh.push_data(case):
-            extra["push"] = lambda addr: kh.push_data(case, addr.get("src", addr.get("dst", 0)))
-            if case.mem == "bda":
-                extra["bda"] = ("src", "dst")
-        try:
-            out = self._dispatch(code, order, arrays, groups, case.id, **extra)
-        except CaseError:
-            raise
-        except Exception as e:  # noqa: BLE001 - a driver error fails this case only
-            raise CaseError(f"Vulkan: {type(e).__name__}: {str(e)[:300]}") from None
-        return {**bufs, **out}
 
     def _dispatch(
         self,
@@ -569,10 +488,6 @@ class VulkanBackend(Coop2Vulkan, CoopVulkan, MlirVulkan, RotateVulkan, Backend):
                     vk.vkDestroyBuffer(self.device, b, None)
                     vk.vkFreeMemory(self.device, m, None)
 
-    # The length case's record of which invocation holds which element is
-    # the device's own (cts.runs.coop.device_owner reads it for diagnostics),
-    # and MulAdd on value tiles is cts.runs.coop.device_muladd.
-    records_coop_owner = True
     max_groups = MAX_GROUPS
 
     def close(self) -> None:

@@ -1,14 +1,137 @@
 """Cooperative-matrix pieces of the ``vulkan`` backend (a mixin of
 ``cts.backends.vulkan.VulkanBackend``): what the suite cannot generate, the
-features the KHR axes need (``cts.families.coop.VARIANTS``), and host-visible
-buffers, with a device address where a PhysicalStorageBuffer case asks."""
+features the KHR axes need (``cts.families.coop.VARIANTS``), the entries the
+device reports (vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR), why a case
+cannot run, and the run of a case's module over the buffer contract of
+``cts.families.coop``."""
 
 from __future__ import annotations
+
+import numpy as np
+
+from cts.backends.base import CaseError, Unsupported
+from cts.families.coop import SCOPES, VK_COMPONENT, CoopEntry
 
 __all__ = ["CoopVulkan"]
 
 
 class CoopVulkan:
+    # The length case's record of which invocation holds which element is
+    # the device's own (cts.runs.coop.device_owner reads it for diagnostics),
+    # and MulAdd on value tiles is cts.runs.coop.device_muladd.
+    records_coop_owner = True
+
+    def _query_entries(self) -> list[CoopEntry]:
+        vk = self.vk
+        fn = vk.vkGetInstanceProcAddr(self.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")
+        out, raw = [], []
+        for p in fn(self.pd):
+            types = [
+                VK_COMPONENT.get(int(t), f"vk{int(t)}") for t in (p.AType, p.BType, p.CType, p.ResultType)
+            ]
+            row = {
+                "M": int(p.MSize),
+                "N": int(p.NSize),
+                "K": int(p.KSize),
+                "A": types[0],
+                "B": types[1],
+                "C": types[2],
+                "R": types[3],
+                "sat": bool(p.saturatingAccumulation),
+                "scope": SCOPES.get(int(p.scope), f"scope{int(p.scope)}"),
+            }
+            raw.append(row)
+            if all(not t.startswith("vk") for t in types) and not row["scope"].startswith("scope"):
+                out.append(CoopEntry(**row))
+            else:  # a component type or scope the suite has no name for: said in the report, not dropped
+                unknown = [t for t in types if t.startswith("vk")] + [row["scope"]] * row["scope"].startswith(
+                    "scope"
+                )
+                self.unexpressed.append(
+                    f"M{row['M']} N{row['N']} K{row['K']} {'/'.join(types)} {row['scope']} "
+                    f"(unknown to the suite: {', '.join(unknown)})"
+                )
+        self.info.extra["coop_properties"] = raw
+        return out
+
+    def coop_entries(self) -> tuple[list[CoopEntry], int] | None:
+        """(entries, subgroup size) the device reports, or None without one."""
+        self._open()
+        if self.reason is not None or self.coop_reason is not None:
+            return None
+        return list(self.entries), self.subgroup_size
+
+    def unsupported_coop_matrix(self, case) -> str | None:
+        """Why the open device cannot run a cooperative-matrix case (the Vulkan
+        form): no extension or feature, another subgroup size, no reported
+        entry or matrix type, bf16 without its feature, what the suite cannot
+        generate, or a feature a KHR axis needs."""
+        if self.coop_reason:
+            return self.coop_reason
+        if case.api != "vk":
+            return f"backend 'vulkan' runs the Vulkan form only, not {case.api}"
+        if case.sg != self.subgroup_size:
+            return f"case planned for subgroup size {case.sg}, device has {self.subgroup_size}"
+        types = set()
+        if case.entry is not None:
+            if case.entry not in self.entries:
+                return f"no VkCooperativeMatrixPropertiesKHR entry {case.entry.tag}"
+            types = {case.entry.A, case.entry.B, case.entry.C, case.entry.R}
+        else:
+            from cts.families.coop import matrix_types
+
+            allowed = matrix_types(self.entries)
+            wanted = [case.mat] + (
+                [type(case.mat)(case.mat.use, case.mat.rows, case.mat.cols, case.to)] if case.to else []
+            )
+            for m in wanted:
+                if m not in allowed:
+                    return f"no reported entry has the matrix type {m.tag}"
+                types.add(m.t)
+        if "bf16" in types and not self.bf16_coop:
+            return "shaderBFloat16CooperativeMatrix is not supported"
+        return self._not_generated(case) or self._khr_axis_missing(case)
+
+    def run_coop_matrix(self, case, bufs: dict) -> dict:
+        """Run the case's module over the buffer contract of cts.families.coop."""
+        from cts.kernels.coop_glsl import kernel_buffers, spirv_module
+
+        if getattr(self, "dead", None):
+            raise CaseError(f"Vulkan device unusable: {self.dead}")
+        code = spirv_module(
+            case, self.subgroup_size
+        )  # a host-tool failure is a HarnessError, not the device's
+        order = [n for n, _ in kernel_buffers(case)]
+        arrays = {n: np.ascontiguousarray(bufs[n]) for n in order}
+        rows = next(iter(arrays.values())).shape[0]
+        groups = rows
+        if case.op == "gemm":
+            from cts.families.coop import GEMM_TILES
+
+            groups = rows * GEMM_TILES[0] * GEMM_TILES[1]
+        from cts.kernels import coop_glsl_axes as kh
+
+        groups = kh.workgroups(case, groups)
+        if groups > self.max_groups:
+            raise Unsupported(f"{groups} workgroups exceed the guaranteed {self.max_groups}")
+        req = kh.required_subgroup(case)
+        extra = {"required_sg": self.subgroup[f"{req}SubgroupSize"] if req else 0}
+        if case.var == "sspec":
+            from cts.families.coop import case_stride
+
+            extra["spec"] = (case_stride(case),)
+        if kh.push_data(case):
+            extra["push"] = lambda addr: kh.push_data(case, addr.get("src", addr.get("dst", 0)))
+            if case.mem == "bda":
+                extra["bda"] = ("src", "dst")
+        try:
+            out = self._dispatch(code, order, arrays, groups, case.id, **extra)
+        except CaseError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a driver error fails this case only
+            raise CaseError(f"Vulkan: {type(e).__name__}: {str(e)[:300]}") from None
+        return {**bufs, **out}
+
     def _khr_axis_missing(self, case) -> str | None:
         """The feature a KHR axis (cts.families.coop.VARIANTS) needs, when the device lacks it."""
         need = []
@@ -44,7 +167,7 @@ class CoopVulkan:
 
     @staticmethod
     def _not_generated(case) -> str | None:
-        """Entries the device reports but cts.kernels.coopmat_glsl cannot
+        """Entries the device reports but cts.kernels.coop_glsl cannot
         express: a skip naming the suite's gap, not a failure of the driver."""
         gap = "not realized by the suite: {} (a coverage gap of the suite, not a device verdict)"
         scope = case.entry.scope if case.entry is not None else case.mat.scope
@@ -55,26 +178,3 @@ class CoopVulkan:
                 f"coopMatMulAdd cannot express C type {case.entry.C} != Result type {case.entry.R}"
             )
         return None
-
-    def _buffer(self, nbytes: int, address: bool = False):
-        vk = self.vk
-        size = max(256, -(-nbytes // 256) * 256)
-        usage = vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | (0x20000 if address else 0)  # SHADER_DEVICE_ADDRESS
-        buf = vk.vkCreateBuffer(
-            self.device, vk.VkBufferCreateInfo(size=size, usage=usage, sharingMode=0), None
-        )
-        req = vk.vkGetBufferMemoryRequirements(self.device, buf)
-        want = vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | vk.VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
-        mp = self.mem_props
-        idx = next(
-            i
-            for i in range(mp.memoryTypeCount)
-            if req.memoryTypeBits & (1 << i) and (mp.memoryTypes[i].propertyFlags & want) == want
-        )
-        flags = vk.VkMemoryAllocateFlagsInfo(flags=0x2) if address else None  # DEVICE_ADDRESS_BIT
-        info = vk.VkMemoryAllocateInfo(allocationSize=req.size, memoryTypeIndex=idx)
-        if flags is not None:
-            info = vk.VkMemoryAllocateInfo(pNext=flags, allocationSize=req.size, memoryTypeIndex=idx)
-        mem = vk.vkAllocateMemory(self.device, info, None)
-        vk.vkBindBufferMemory(self.device, buf, mem, 0)
-        return buf, mem, size

@@ -405,7 +405,7 @@ def _api_allows(
         types = (entry.A, entry.B, entry.C, entry.R) if entry else (mat.t,)
         # SPV_KHR_bfloat16: no arithmetic instructions on BFloat16KHR (spirv-val
         # rejects OpFAdd ... on bf16 matrices); f16 <-> bf16 conversions are
-        # patched into the module (cts/kernels/coopmat_khr.py)
+        # patched into the module (cts/kernels/coop_glsl_axes.py)
         return not ("bf16" in types and op in ELEMENTWISE)
     types = (entry.A, entry.B, entry.C, entry.R) if entry else (mat.t, to)
     scope = entry.scope if entry else mat.scope
@@ -479,7 +479,7 @@ def coop_cases(entries, tiers: tuple[str, ...], sg: int, apis: tuple[str, ...] =
 
 
 # ---------------------------------------------------------------- buffers
-# The contract between the runner (cts/runs/coop.py) and every backend's
+# The contract between the runner (cts/runs/coop/) and every backend's
 # ``run_coop_matrix(case, bufs) -> bufs``: named buffers of raw element bits,
 # one row per subgroup (gemm: per problem), dtype = the element's storage.
 SPLAT_CONST = {"float": -2.5, "int": -3, "uint": 7}  # baked into splat "const" kernels

@@ -55,6 +55,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cts.kernels.joint_spv_types import ELEM, USE_IDS
+
 __all__ = [
     "ENTRY",
     "SUBGROUP_SIZE",
@@ -63,7 +65,6 @@ __all__ = [
     "INTEL_EXTENSION",
     "INTEL_CAPS",
     "INTEL_OPS",
-    "LAYOUT_IDS",
     "unrealizable",
     "buffer_slots",
     "stride_slots",
@@ -89,16 +90,6 @@ INTEL_OPS: dict[int, tuple[str, int, str]] = {
     6195: ("OpCooperativeMatrixConstructCheckedINTEL", 8, "checked"),
     6440: ("OpCooperativeMatrixGetElementCoordINTEL", 5, "invocation"),
 }
-OPERAND_TF32 = 0x20  # MatrixAAndBTF32ComponentsINTEL
-OPERAND_BF16 = {"ab": 0x40, "c": 0x80, "result": 0x100}  # Matrix*BFloat16ComponentsINTEL
-LAYOUT_IDS = {"row": 0, "col": 1, "packed": 2}
-USE_IDS = {"a": 0, "b": 1, "acc": 2}
-_KHR_OPERANDS = (
-    (0x1, "MatrixASignedComponentsKHR"),
-    (0x2, "MatrixBSignedComponentsKHR"),
-    (0x4, "MatrixCSignedComponentsKHR"),
-    (0x8, "MatrixResultSignedComponentsKHR"),
-)
 
 
 @dataclass(frozen=True)
@@ -122,23 +113,6 @@ LOWERINGS: dict[str, Lowering] = {
     ),
 }
 
-# joint type -> (SPIR-V id, declaration, capability, bits, kind); bf16 is 16-bit
-# integer storage interpreted by the MulAdd operand, tf32 a 32-bit float
-_ELEM: dict[str, tuple[str, str, str, int, str]] = {
-    "i8": ("%u8", "OpTypeInt 8 0", "Int8", 8, "int"),
-    "u8": ("%u8", "OpTypeInt 8 0", "Int8", 8, "uint"),
-    "i16": ("%u16", "OpTypeInt 16 0", "Int16", 16, "int"),
-    "i32": ("%u32", "OpTypeInt 32 0", "", 32, "int"),
-    "f16": ("%f16", "OpTypeFloat 16", "Float16", 16, "float"),
-    "bf16": ("%u16", "OpTypeInt 16 0", "Int16", 16, "bf16"),
-    "f32": ("%f32", "OpTypeFloat 32", "", 32, "float"),
-    "tf32": ("%f32", "OpTypeFloat 32", "", 32, "tf32"),
-    "f64": ("%f64", "OpTypeFloat 64", "Float64", 64, "float"),
-    "u16": ("%u16", "OpTypeInt 16 0", "Int16", 16, "uint"),
-    "u32": ("%u32", "OpTypeInt 32 0", "", 32, "uint"),
-    "u64": ("%u64", "OpTypeInt 64 0", "", 64, "uint"),
-}
-
 
 def unrealizable(case) -> str | None:
     """Why the case has no module in this form (a coverage gap of the suite),
@@ -150,7 +124,7 @@ def unrealizable(case) -> str | None:
             "SPV_KHR_cooperative_matrix + SPV_INTEL_joint_matrix rev 16 (PackedINTEL packs the matrix as "
             "stored row by row)"
         )
-    bad = [t for t in case.types if t not in _ELEM]
+    bad = [t for t in case.types if t not in ELEM]
     if bad:
         return f"component type {bad[0]} has no SPIR-V form here"
     return None
@@ -202,14 +176,14 @@ class _Asm:
         return name
 
     def elem(self, t: str) -> str:
-        sid, text, cap, _, _ = _ELEM[t]
+        sid, text, cap, _, _ = ELEM[t]
         if cap:
             self.caps[cap] = None
         return self.decl(sid, text)
 
     def const(self, t: str, value) -> str:
         sid = self.elem(t)
-        lit = repr(float(value)) if _ELEM[t][4] in ("float", "tf32") else str(int(value))
+        lit = repr(float(value)) if ELEM[t][4] in ("float", "tf32") else str(int(value))
         return self.decl(f"%k_{sid[1:]}_{lit.replace('-', 'm').replace('.', 'p')}", f"OpConstant {sid} {lit}")
 
     def ptr(self, t: str, storage: str = "CrossWorkgroup") -> str:
@@ -339,35 +313,3 @@ def module_texts(case, lowering: str = "spec") -> tuple[str, str]:
         params, None, [*comment[:1], "twin for spirv-val: INTEL tokens replaced by KHR counterparts"]
     )
     return dev, twin
-
-
-def _operand_bits(case) -> tuple[list[str], int]:
-    """(KHR operand names, INTEL operand bits) of the MulAdd (spec-digest
-    4.3/4.4: a Signed bit exactly for each signed integer type; INTEL
-    interpretation bits for bf16 / tf32 components)."""
-    a, b, c, d = case.types
-    names = []
-    for (_bit, name), t in zip(_KHR_OPERANDS, (a, b, c, d)):
-        if _ELEM[t][4] == "int":
-            names.append(name)
-    intel = 0
-    if a == "bf16" and b == "bf16":
-        intel |= OPERAND_BF16["ab"]
-    if a == "tf32" and b == "tf32":
-        intel |= OPERAND_TF32
-    if c == "bf16":
-        intel |= OPERAND_BF16["c"]
-    if d == "bf16":
-        intel |= OPERAND_BF16["result"]
-    return names, intel
-
-
-def muladd_operands(case) -> tuple[str, str, str | None]:
-    """(device operand text, twin operand text, INTEL capability key or None)."""
-    names, intel = _operand_bits(case)
-    khr = sum(bit for bit, n in _KHR_OPERANDS if n in names)
-    twin = (" " + "|".join(names)) if names else ""
-    if not intel:
-        return twin, twin, None
-    cap = "tf32" if intel & OPERAND_TF32 else "bf16"
-    return f" !{khr | intel}", twin, cap

@@ -21,7 +21,7 @@
 
 from __future__ import annotations
 
-from cts.kernels.joint_spv import _ELEM, LAYOUT_IDS, muladd_operands
+from cts.kernels.joint_spv_types import ELEM, LAYOUT_IDS, muladd_operands
 
 __all__ = ["emit_case"]
 
@@ -65,7 +65,7 @@ def emit_case(md, case, meta, tile, wid) -> None:
         us = ud = case.use
     R, C = case.dims(us)
     T = md.mat(us, R, C, ts)
-    sid = _ELEM[ts][0]
+    sid = ELEM[ts][0]
     if op in ("fill", "fill_checked"):
         v = md.op(
             f"OpLoad {sid} " + md.op(f"OpInBoundsPtrAccessChain {md.ptr(ts)} %arg_value {wid}", "p"), "v"
@@ -158,7 +158,7 @@ def _elementwise(md, T: str, m: str, t: str, fn, dst_T: str | None = None, dst_t
     n32, n = md.fresh("len"), md.fresh("n")
     md.emit(f"{n32} = OpCooperativeMatrixLengthKHR %u32 {T}")
     md.emit(f"{n} = OpUConvert %u64 {n32}")  # the index of an element is a size_t in DPC++
-    sid = _ELEM[t][0]
+    sid = ELEM[t][0]
 
     def body(i):
         p = md.op(f"OpAccessChain {md.ptr(t, 'Function')} {src} {i}", "p")
@@ -173,7 +173,7 @@ def _elementwise(md, T: str, m: str, t: str, fn, dst_T: str | None = None, dst_t
 def _apply(md, T: str, m: str, t: str, coords: bool) -> str:
     """x -> 2x + w(row, col), w = (row mod 8) * 8 + col mod 8 (reference.joint
     apply_coord_weight), or x -> 2x."""
-    _, _, _, bits, kind = _ELEM[t]
+    _, _, _, bits, kind = ELEM[t]
 
     def fn(x, i):
         w = None
@@ -188,13 +188,13 @@ def _apply(md, T: str, m: str, t: str, coords: bool) -> str:
             w = md.op(f"OpIAdd %u32 {md.op(f'OpIMul %u32 {row} {eight}')} {col}", "wt")
         if kind in ("int", "uint"):
             ut = {8: "u8", 16: "u16", 32: "u32", 64: "u64"}[bits]
-            y = md.op(f"OpIMul {_ELEM[t][0]} {x} {md.const(ut, 2)}")
+            y = md.op(f"OpIMul {ELEM[t][0]} {x} {md.const(ut, 2)}")
             if w is not None:
-                wn = w if bits == 32 else md.op(f"OpUConvert {_ELEM[t][0]} {w}")
-                y = md.op(f"OpIAdd {_ELEM[t][0]} {y} {wn}")
+                wn = w if bits == 32 else md.op(f"OpUConvert {ELEM[t][0]} {w}")
+                y = md.op(f"OpIAdd {ELEM[t][0]} {y} {wn}")
             return y
         ft = "f32" if kind == "bf16" else t
-        fid = _ELEM[ft][0]
+        fid = ELEM[ft][0]
         f = _bf16_to_f32(md, x) if kind == "bf16" else x
         y = md.op(f"OpFMul {fid} {f} {md.const(ft, 2.0)}")
         if w is not None:
@@ -206,7 +206,7 @@ def _apply(md, T: str, m: str, t: str, coords: bool) -> str:
 
 def _convert(md, x: str, ts: str, td: str) -> str:
     """One element from joint type ts to td (value conversion)."""
-    ks, kd = _ELEM[ts][4], _ELEM[td][4]
+    ks, kd = ELEM[ts][4], ELEM[td][4]
     if ks == "bf16":
         return x if kd == "bf16" else _convert(md, _bf16_to_f32(md, x), "f32", td)
     if kd == "bf16":
@@ -216,7 +216,7 @@ def _convert(md, x: str, ts: str, td: str) -> str:
 
 def _conv_op(ts: str, td: str) -> str | None:
     """The SPIR-V conversion opcode for ts -> td (None: same SPIR-V type)."""
-    s, d = _ELEM[ts], _ELEM[td]
+    s, d = ELEM[ts], ELEM[td]
     if s[0] == d[0]:
         return None
     fs, fd = s[4] in ("float", "tf32"), d[4] in ("float", "tf32")
@@ -231,7 +231,7 @@ def _conv_op(ts: str, td: str) -> str | None:
 
 def _scalar_conv(md, x: str, ts: str, td: str) -> str:
     c = _conv_op(ts, td)
-    return md.op(f"{c} {_ELEM[td][0]} {x}") if c else x
+    return md.op(f"{c} {ELEM[td][0]} {x}") if c else x
 
 
 def _copy(md, m: str, T: str, ts: str, td: str, us: str, ud: str, R: int, C: int) -> str:

@@ -47,6 +47,7 @@ __all__ = [
     "SpvError",
     "KEY_STRIDE",
     "delta_constant",
+    "cluster_sizes",
 ]
 
 KEY_STRIDE = 1024  # switch key = cluster * KEY_STRIDE + constant number (0: delta from the buffer)
@@ -88,7 +89,7 @@ def rotate_spv_entry(width: int, cluster: int = 0) -> str:
     return f"rotate_w{width}"
 
 
-def _clusters(sg: int) -> list[int]:
+def cluster_sizes(sg: int) -> list[int]:
     out, c = [], 1
     while c <= sg:
         out.append(c)
@@ -125,7 +126,7 @@ def rotate_spv_module(
         raise ValueError(f"no SPIR-V element type for {t!r}")
     st, decl, caps = _ELEM[t]
     is_bool = t == "bool"
-    cl = [c for c in _clusters(sg) if clusters is None or c in clusters]
+    cl = [c for c in cluster_sizes(sg) if clusters is None or c in clusters]
     dt, dcap = DELTA_TYPES[dbits]
     lines = ["; SPV_KHR_subgroup_rotate: " + t + f", SubgroupSize {sg}"]
     caps_all = [

@@ -29,7 +29,7 @@ validated with ``spirv-val --target-env vulkan1.1`` before a driver sees them.
 from __future__ import annotations
 
 from cts.families.rotate import const_deltas
-from cts.kernels.rotate_spv import KEY_STRIDE, _clusters, delta_constant
+from cts.kernels.rotate_spv import KEY_STRIDE, cluster_sizes, delta_constant
 
 __all__ = ["rotate_vk_module", "BINDINGS", "WORDS", "VK_TARGET_ENV"]
 
@@ -119,7 +119,7 @@ def rotate_vk_module(
         raise ValueError(f"no SPIR-V element type for {t!r}")
     st, decl, caps = _ELEM[t]
     nw = WORDS[t]
-    cl = [c for c in _clusters(sg) if clusters is None or c in clusters]
+    cl = [c for c in cluster_sizes(sg) if clusters is None or c in clusters]
     dt, dcap = DELTA_TYPES[dbits]
     caps_all = ["Shader", "GroupNonUniform", "GroupNonUniformBallot", "GroupNonUniformRotateKHR", *caps]
     if dcap and dcap not in caps_all:

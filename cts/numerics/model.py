@@ -13,9 +13,8 @@ import numpy as np
 from cts.numerics.probes import (
     Finding,
     Prober,
+    StepLayout,
     Target,
-    _Layout,
-    _same,
     acc_precision,
     accumulation_rounding,
     block_structure,
@@ -23,6 +22,7 @@ from cts.numerics.probes import (
     internal_rounding,
     out_rounding,
     products,
+    same_value,
     specials,
     subnormals,
     window,
@@ -38,6 +38,7 @@ __all__ = [
     "model_check",
     "DISTS",
     "replay_model",
+    "equal_bits",
 ]
 
 
@@ -105,7 +106,7 @@ def _replay(pr: Prober, model: DevModel) -> dict:
     bad = [
         {"input": p.describe(), "label": p.label, "device": fmt_value(r), "model": fmt_value(d)}
         for (p, r), d in zip(pr.history, D)
-        if not _same(float(r), float(d))
+        if not same_value(float(r), float(d))
     ]
     return {"probes": n, "consistent": n - len(bad), "mismatches": bad[:10]}
 
@@ -143,7 +144,7 @@ def fingerprint(t: Target) -> Fingerprint:
     for x in subnormals(pr):
         f[x.prop] = x
     f["block_structure"] = block_structure(pr)
-    lay = _Layout(t.K, f["block_structure"].value)
+    lay = StepLayout(t.K, f["block_structure"].value)
     f["acc_precision"] = acc_precision(pr, lay)
     p = f["acc_precision"].value or 24
     if p < 2 * pr.at.precision and f["products"].value != "exact":
@@ -196,7 +197,7 @@ def assumed(f: dict[str, Finding], t: Target) -> list[str]:
     return sorted(set(out))
 
 
-def monotonicity(pr: Prober, lay: _Layout, model: DevModel) -> Finding:
+def monotonicity(pr: Prober, lay: StepLayout, model: DevModel) -> Finding:
     """Fasi et al.'s non-monotonicity of multi-operand adders without
     intermediate normalization: raising the largest operand past a power of
     two moves the window and cuts the small ones.  Candidate pairs are
@@ -278,7 +279,7 @@ def random_operands(a: str, c: str, S: int, M: int, N: int, K: int, seed: int, d
     return A, B, C
 
 
-def _equal(d: np.ndarray, m: np.ndarray) -> np.ndarray:
+def equal_bits(d: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Bit-exact up to the sign of zero (which no spec fixes, Rule E)."""
     return (d == m) | (np.isnan(d) & np.isnan(m))
 
@@ -301,14 +302,14 @@ def explain(model: DevModel, t: Target, bad: tuple, good: tuple) -> list[dict]:
     mismatches without breaking the rest says what the device does instead."""
     out = []
     db = model_mma(model, *bad[:3], t.a_type, t.c_type)
-    n_bad = int((~_equal(bad[3], db)).sum())
+    n_bad = int((~equal_bits(bad[3], db)).sum())
     for p, values in _VARIANTS.items():
         for v in values:
             if getattr(model, p) == v:
                 continue
             mv = model.with_(**{p: v})
-            fb = int((~_equal(bad[3], model_mma(mv, *bad[:3], t.a_type, t.c_type))).sum())
-            fg = int((~_equal(good[3], model_mma(mv, *good[:3], t.a_type, t.c_type))).sum())
+            fb = int((~equal_bits(bad[3], model_mma(mv, *bad[:3], t.a_type, t.c_type))).sum())
+            fg = int((~equal_bits(good[3], model_mma(mv, *good[:3], t.a_type, t.c_type))).sum())
             out.append({"change": f"{p}={v}", "mismatches_left": fb, "of": n_bad, "breaks_matching": fg})
     out.sort(key=lambda r: (r["mismatches_left"] + r["breaks_matching"], r["change"]))
     return out[:8]
@@ -356,7 +357,7 @@ def model_check(
         models = [_chunk_eval(w) for w in work]
     for (start, A, B, C, D), Mo in zip(runs, models):
         S = A.shape[0]
-        eq = _equal(D, Mo)
+        eq = equal_bits(D, Mo)
         zero_sign += int(((D == 0) & (Mo == 0) & (np.signbit(D) != np.signbit(Mo))).sum())
         n_el += eq.size
         n_bad += int((~eq).sum())

@@ -33,7 +33,7 @@ import numpy as np
 
 from reference.dtypes import etype
 
-__all__ = ["Target", "Probe", "Prober", "Evidence", "Finding", "fmt_value"]
+__all__ = ["Target", "Probe", "Prober", "Evidence", "Finding", "fmt_value", "StepLayout", "same_value"]
 
 MmaFn = Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
@@ -205,7 +205,7 @@ class Prober:
         return Evidence(p.label, p.describe(), float(r), {k: float(v) for k, v in expect.items()})
 
 
-def _same(a: float, b: float) -> bool:
+def same_value(a: float, b: float) -> bool:
     return (math.isnan(a) and math.isnan(b)) or a == b
 
 
@@ -332,7 +332,7 @@ def block_structure(pr: Prober) -> Finding:
     return Finding("block_structure", v, detail, ev)
 
 
-class _Layout:
+class StepLayout:
     """Positions in the first processed step and in a later one."""
 
     def __init__(self, K: int, bs: dict):
@@ -357,7 +357,7 @@ class _Layout:
 
 
 def _classify(table: dict[str, tuple[float, ...]], got: tuple[float, ...]) -> str:
-    hits = [m for m, exp in table.items() if all(_same(a, b) for a, b in zip(exp, got))]
+    hits = [m for m, exp in table.items() if all(same_value(a, b) for a, b in zip(exp, got))]
     return (
         hits[0]
         if len(hits) == 1
@@ -365,7 +365,7 @@ def _classify(table: dict[str, tuple[float, ...]], got: tuple[float, ...]) -> st
     )
 
 
-def accumulation_rounding(pr: Prober, lay: _Layout, p: int) -> Finding:
+def accumulation_rounding(pr: Prober, lay: StepLayout, p: int) -> Finding:
     """Carry-out ties, exact in any alignment window: big + big + d with
     d = 0.5 and 1.5 ulp of 2*big, both signs (needs 3 operands in step 1)."""
     big = 2.0**14 if pr.ct.name == "f16" else 1.0
@@ -409,7 +409,7 @@ def accumulation_rounding(pr: Prober, lay: _Layout, p: int) -> Finding:
     return Finding("acc_rounding", val, "rounding of each step's normalized sum (carry-out ties)", ev)
 
 
-def window(pr: Prober, lay: _Layout, p: int) -> Finding:
+def window(pr: Prober, lay: StepLayout, p: int) -> Finding:
     """+big, -big and s = 2^-w big in one step: s survives iff the alignment
     window keeps w bits below big's leading bit; a negative s just outside
     tells truncation (0) from floor (-lsb)."""
@@ -471,7 +471,7 @@ def window(pr: Prober, lay: _Layout, p: int) -> Finding:
     return Finding("window", value, detail, ev)
 
 
-def acc_precision(pr: Prober, lay: _Layout) -> Finding:
+def acc_precision(pr: Prober, lay: StepLayout) -> Finding:
     """big + 2^-j big in step 1, -big in step 2: the residue survives iff the
     accumulator between steps holds j + 1 bits."""
     if lay.second is None or lay.slots < 2:
@@ -493,7 +493,7 @@ def acc_precision(pr: Prober, lay: _Layout) -> Finding:
     return Finding("acc_precision", p, f"the accumulator between steps holds {p} significant bits", ev)
 
 
-def out_rounding(pr: Prober, lay: _Layout) -> Finding:
+def out_rounding(pr: Prober, lay: StepLayout) -> Finding:
     """16-bit results: sums exact in fp32 that need one rounding to the
     result type (0.5, 0.75 and 1.5 ulp above 1, both signs)."""
     ct = pr.ct
@@ -520,7 +520,7 @@ def out_rounding(pr: Prober, lay: _Layout) -> Finding:
     return Finding("out_rounding", val, f"conversion of the accumulator to {ct.name}", ev)
 
 
-def internal_rounding(pr: Prober, lay: _Layout, out_mode: str) -> Finding:
+def internal_rounding(pr: Prober, lay: StepLayout, out_mode: str) -> Finding:
     """16-bit result of a single step: is the step sum rounded to fp32 (and
     how) before the conversion?  1 + u/2 (a tie of the result type) plus
     2^-25 or 3*2^-25: above the tie only if those bits reach the conversion
@@ -566,7 +566,7 @@ def specials(pr: Prober) -> list[Finding]:
         pass
     res = pr.run(ps)
     ieee = [inf, nan, nan, nan, inf]
-    ok = [_same(float(r), e) for r, e in zip(res, ieee)]
+    ok = [same_value(float(r), e) for r, e in zip(res, ieee)]
     out = [
         Finding(
             "nan_inf",

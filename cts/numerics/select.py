@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from cts.numerics.model import DISTS, _equal, model_check, random_operands
+from cts.numerics.model import DISTS, equal_bits, model_check, random_operands
 from reference.devmodel import DevModel, model_mma
 
 __all__ = ["AGREE", "ROUNDS", "settle", "search"]
@@ -68,7 +68,7 @@ def _score(model: DevModel, t, ev: list[tuple]) -> int:
             M = model_mma(model, A, B, C, t.a_type, t.c_type)
         except (ValueError, OverflowError):
             return -1
-        n += int(_equal(D, M).reshape(D.shape[0], -1).all(axis=1).sum())
+        n += int(equal_bits(D, M).reshape(D.shape[0], -1).all(axis=1).sum())
     return n
 
 

@@ -17,6 +17,7 @@ import pytest
 from cts.backends import BACKENDS, make_backend
 from cts.errors import BackendError, CaseError, CaseTimeout, HarnessError, ToolchainError, Unsupported
 from cts.plugin.heap import keep_freed_memory
+from cts.plugin.keys import HARNESS, SWEEP_GROUP, sweep_group  # noqa: F401  (re-exported)
 from reference.data import TIERS
 from reference.tolerance import PROFILES
 
@@ -108,21 +109,6 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager) -> None:
 
     for mod in ROOM_PLUGINS:
         pluginmanager.register(importlib.import_module(mod), mod)
-
-
-SWEEP_GROUP = "cts-sweep"
-
-
-def sweep_group(parser: pytest.Parser):
-    """The second option group: what ``python -m cts sweep`` sets for its
-    shards and a CI job matrix sets by hand (``--shard``, ``--run-id``,
-    ``--journal-only``, ``--shard-durations``), apart from the everyday
-    options in ``pytest --help``."""
-    return parser.getgroup(
-        SWEEP_GROUP,
-        "subgroup-matrix conformance suite: shards of a sweep (set by `python -m cts sweep`, or by a CI job "
-        "matrix with `python -m cts report` merging)",
-    )
 
 
 def _usage(msg: str):
@@ -308,9 +294,6 @@ class Harness:
             except (ValueError, TypeError):
                 self._timeout = 0.0
         return self._timeout
-
-
-HARNESS = pytest.StashKey[Harness]()
 
 
 def rerun_dir(report_dir: str) -> str:

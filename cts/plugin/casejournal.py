@@ -13,18 +13,10 @@ import pytest
 
 from cts.errors import CaseError, HarnessError, ToolchainError
 from cts.plugin import FIELDS, HARNESS, RECORD, Harness, fill_known_fixtures
-from cts.plugin.record import journal_append
+from cts.plugin.record import journal_append, journaled
 from cts.report.journal import layer_of
 
-__all__ = ["harness_cause", "journaled"]
-
-
-def journaled(item: pytest.Item) -> bool:
-    """Every test of the conformance modules is journaled (a case, or a
-    check of its own such as a rejected capability), not the self-tests."""
-    return isinstance(item, pytest.Function) and (
-        "case" in item.fixturenames or Path(str(item.path)).parent.name == "cases"
-    )
+__all__ = ["harness_cause"]
 
 
 def _case_fields(item: pytest.Item) -> dict:

@@ -20,7 +20,7 @@ import pytest
 
 from cts.families.coop import CoopCase, coop_cases, load_profile, profile_names
 
-__all__ = ["coop_matrix_cases", "coop_state", "coop_ocl_table"]
+__all__ = ["coop_matrix_cases", "coop_state", "coop_ocl_table", "session_backend"]
 
 APIS = ("vk", "clspv", "clc")
 _STATE: dict = {}
@@ -73,7 +73,8 @@ def cts_rerun_args(config: pytest.Config) -> list[str]:
     return out
 
 
-def _backend():
+def session_backend():
+    """The backend of this session (None before it is configured)."""
     config = _STATE.get("config")
     if config is None:
         return None
@@ -87,7 +88,7 @@ def coop_ocl_table(entries, sg: int):
     """The OpenCL draft table of this session's backend (variants per
     subgroup size, queries 0x107A / 0x107B; ``cts.families.coop_ocl_axes``),
     or None where the backend reports none (then the session's entries)."""
-    backend = _backend()
+    backend = session_backend()
     fn = getattr(backend, "coop_ocl_table", None)
     return fn(entries, sg) if fn is not None else None
 
@@ -95,7 +96,7 @@ def coop_ocl_table(entries, sg: int):
 def coop_state() -> tuple[list, int, tuple[str, ...], str]:
     """(entries, subgroup size, apis, source) of this session."""
     config = _STATE.get("config")
-    backend = _backend()
+    backend = session_backend()
     name = config.option.coop_profile if config is not None else None
     entries = sg = None
     source = ""
@@ -134,9 +135,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     h = config.stash.get(HARNESS, None)
     lost = list(getattr(h.backend, "unexpressed", []) or []) if h is not None else []
     if lost and not hasattr(config, "workerinput"):
-        from cts.plugin.shard import _note
+        from cts.plugin.record import note
 
-        _note(
+        note(
             config,
             f"not realized by the suite: {len(lost)} reported cooperative-matrix entries have types or "
             f"scopes it cannot name, no case covers them: {'; '.join(lost[:8])}"

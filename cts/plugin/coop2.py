@@ -11,19 +11,13 @@ or ``cts.families.coop2.ASSUMED`` where the backend has none (the emulator).
 from __future__ import annotations
 
 from cts.families.coop2 import ASSUMED, Coop2Case, Coop2Props, coop2_cases
-from cts.plugin.coop import _STATE, coop_state
+from cts.plugin.coop import coop_state, session_backend
 
 __all__ = ["coop_matrix2_cases", "coop2_props"]
 
 
 def coop2_props() -> Coop2Props:
-    config = _STATE.get("config")
-    backend = None
-    if config is not None:
-        from cts.plugin import HARNESS
-
-        h = config.stash.get(HARNESS, None)
-        backend = h.backend if h is not None else None
+    backend = session_backend()
     got = backend.coop2_props() if backend is not None and hasattr(backend, "coop2_props") else None
     return got if got is not None else ASSUMED
 

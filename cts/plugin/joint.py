@@ -62,9 +62,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list) -> None:
     cases = (getattr(getattr(it, "callspec", None), "params", {}).get("case") for it in items)
     if not any(getattr(c, "family", "") == "joint_matrix" for c in cases):
         return
-    from cts.plugin.shard import _note
+    from cts.plugin.record import note
 
-    _note(
+    note(
         config,
         f"deviation: --joint-lowering {low}: joint_matrix {LOWERINGS[low].deviation}; "
         "these verdicts judge that module, not the spec-valid one",

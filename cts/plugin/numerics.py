@@ -160,7 +160,7 @@ def run_numerics_model(case: NumericsCase, backend, seed: int) -> _Result:
     """Fingerprint the backend's float MMA, then check random tiles bit for
     bit against the inferred model (rule M)."""
     from cts.judge import compare
-    from cts.numerics.model import _equal, fingerprint, random_operands
+    from cts.numerics.model import equal_bits, fingerprint, random_operands
     from cts.numerics.probes import Target
     from reference.data import case_rng
 
@@ -181,7 +181,7 @@ def run_numerics_model(case: NumericsCase, backend, seed: int) -> _Result:
 
     Mo = model_mma(fp.model, A, B, C, case.a, case.c)
     ct = etype(case.c)
-    ok = _equal(D, Mo)
+    ok = equal_bits(D, Mo)
     v = compare(ct.encode(Mo), ct.encode(D), ct, ok, "M", lambda s, r, c: (c, r))
     v.notes.append(f"inferred model: {fp.model.summary()}")
     rep = fp.replay

@@ -12,24 +12,33 @@ import platform
 import shlex
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import pytest
 
+from cts.plugin.keys import HARNESS, RESUMED
 from cts.report.journal import Journal, JournalWriteError, file_header, ident_key, new_run_id
 
-__all__ = ["RUN", "RunState", "run_state", "journal_append", "start_record", "run_ident", "current_cfg"]
+__all__ = [
+    "journaled",
+    "note",
+    "resumed_runs",
+    "RUN",
+    "RunState",
+    "run_state",
+    "journal_append",
+    "start_record",
+    "run_ident",
+    "current_cfg",
+]
 
 
 def _harness(config: pytest.Config):
-    from cts.plugin import HARNESS  # the plugin imports this module: resolved at call time
-
     return config.stash.get(HARNESS, None)
 
 
 def _is_case(item: pytest.Item) -> bool:
-    from cts.plugin.casejournal import journaled
-
     return journaled(item)
 
 
@@ -131,8 +140,6 @@ def _device_fields(h) -> dict:
 def session_header(config: pytest.Config, selected: int) -> dict:
     h = _harness(config)
     import numpy
-
-    from cts.plugin.shard import resumed_runs
 
     return {
         "kind": "session",
@@ -261,3 +268,36 @@ def current_cfg(config: pytest.Config) -> str | None:
     if _harness(config) is None:
         return None
     return ident_key(run_ident(config))
+
+
+def resumed_runs(config: pytest.Config) -> list[str]:
+    """The run ids of the journals given to ``--resume`` (recorded in the
+    session header: a complete resumed run covers the runs it continues)."""
+    rec = config.stash.get(RESUMED, None)
+    return sorted(rec.runs) if rec is not None else []
+
+
+def note(config: pytest.Config, text: str) -> None:
+    """A note said once on the terminal and kept in the journal (so the
+    report has it).  An xdist worker only journals it (the first worker:
+    every worker makes the same note); the controller says it at the end
+    (``cts.plugin.sweep``), so it is printed once, not as a warning per
+    worker."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None:
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line(f"cts: {text}", yellow=True)
+        else:
+            warnings.warn(pytest.PytestWarning(text), stacklevel=2)
+    if (worker or "gw0") != "gw0" or config.option.no_report:
+        return
+    journal_append(config, {"kind": "note", "text": text, "time": time.time()})
+
+
+def journaled(item: pytest.Item) -> bool:
+    """Every test of the conformance modules is journaled (a case, or a
+    check of its own such as a rejected capability), not the self-tests."""
+    return isinstance(item, pytest.Function) and (
+        "case" in item.fixturenames or Path(str(item.path)).parent.name == "cases"
+    )

@@ -34,15 +34,14 @@ from __future__ import annotations
 import hashlib
 import heapq
 import json
-import os
-import time
-import warnings
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from cts.errors import CaseError
+from cts.plugin.keys import RESUMED, sweep_group
+from cts.plugin.record import current_cfg, note, run_ident
 from cts.report.atomic import write_set
 from cts.report.expectations import Entry, load_expectations, match
 from cts.report.record import journal_files, read_record
@@ -56,7 +55,6 @@ __all__ = [
     "read_durations_ahead",
     "newest_run",
     "balance_journals",
-    "resumed_runs",
     "shard_prefilter",
     "DEVICE_VERDICTS",
 ]
@@ -67,13 +65,11 @@ DEVICE_VERDICTS = (AssertionError, CaseError, pytest.fail.Exception)
 
 _ENTRIES = pytest.StashKey[list]()
 _ELSEWHERE = pytest.StashKey[list]()  # names of the cases left to other shards (for stale expectations)
-_DONE = pytest.StashKey[dict]()
 _DURATIONS = pytest.StashKey[dict]()  # --shard-durations: node id -> seconds
 _ASSIGNED = pytest.StashKey[dict]()  # (function node id, case id) -> this slice: cases shard_prefilter kept
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from cts.plugin import sweep_group
 
     g = parser.getgroup("cts")
     internal = sweep_group(parser)
@@ -167,7 +163,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.issue_config_time_warning(
                 pytest.PytestWarning(f"--resume: journal problem: {p}"), stacklevel=2
             )
-        config.stash[_DONE] = rec
+        config.stash[RESUMED] = rec
     try:
         config.stash[_ENTRIES] = load_expectations(opt.expectations)
     except ValueError as e:
@@ -353,13 +349,6 @@ def balanced_slices(costs: list[float], n: int, salt: str) -> list[int]:
     return out
 
 
-def resumed_runs(config: pytest.Config) -> list[str]:
-    """The run ids of the journals given to ``--resume`` (recorded in the
-    session header: a complete resumed run covers the runs it continues)."""
-    rec = config.stash.get(_DONE, None)
-    return sorted(rec.runs) if rec is not None else []
-
-
 def shard_prefilter(metafunc: pytest.Metafunc, cases: list) -> list:
     """The cases of this shard, chosen before pytest makes an item of each:
     a shard of N collects ~1/N of the items, so N shard processes scale
@@ -428,26 +417,6 @@ def _names(item: pytest.Item) -> tuple[str, ...]:
     return names
 
 
-def _note(config: pytest.Config, text: str) -> None:
-    """A note said once on the terminal and kept in the journal (so the
-    report has it).  An xdist worker only journals it (the first worker:
-    every worker makes the same note); the controller says it at the end
-    (``cts.plugin.sweep``), so it is printed once, not as a warning per
-    worker."""
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker is None:
-        tr = config.pluginmanager.get_plugin("terminalreporter")
-        if tr is not None:
-            tr.write_line(f"cts: {text}", yellow=True)
-        else:
-            warnings.warn(pytest.PytestWarning(text), stacklevel=2)
-    if (worker or "gw0") != "gw0" or config.option.no_report:
-        return
-    from cts.plugin.record import journal_append
-
-    journal_append(config, {"kind": "note", "text": text, "time": time.time()})
-
-
 # recorded outcomes that --resume runs again: not verdicts (interrupted, a harness error) and
 # crashes (a crash that does not recur is reported as changed)
 RUN_AGAIN = ("crash", "interrupted", "error")
@@ -459,7 +428,6 @@ def _resumable(config: pytest.Config, rec, collected: set[str] | None = None) ->
     again, and the report says how many and why."""
     if rec is None:
         return set()
-    from cts.plugin.record import current_cfg, run_ident
     from cts.report.journal import ident_label
 
     now = current_cfg(config)
@@ -476,7 +444,7 @@ def _resumable(config: pytest.Config, rec, collected: set[str] | None = None) ->
         if r.get("cfg") != now and nid not in mine_recorded and (collected is None or nid in collected):
             other[r.get("cfg")] += 1
     for cfg, n in other.most_common():
-        _note(
+        note(
             config,
             f"--resume: {n} recorded cases are from another configuration ({ident_label(rec.configs.get(cfg, {}))}; "
             f"this run: {ident_label(run_ident(config))}) and run again",
@@ -511,10 +479,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             and not any(e.matches(_names(i)) for i in items)
             and not any(e.matches(n) for n in config.stash.get(_ELSEWHERE, []))
         ):
-            _note(config, f"expectations entry {e.pattern!r} ({e.source}) matches no case: stale entry?")
+            note(config, f"expectations entry {e.pattern!r} ({e.source}) matches no case: stale entry?")
 
     keep, drop = list(items), []
-    done: set[str] = _resumable(config, config.stash.get(_DONE, None), {i.nodeid for i in items})
+    done: set[str] = _resumable(config, config.stash.get(RESUMED, None), {i.nodeid for i in items})
     shard = getattr(config.option, "cts_shard", None)
     if done or shard:
         keep = []
@@ -531,4 +499,4 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         items[:] = keep
     if done:
         n = sum(1 for i in drop if i.nodeid in done)
-        _note(config, f"--resume: {n} cases already recorded were not run again")
+        note(config, f"--resume: {n} cases already recorded were not run again")

@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from cts.plugin.gcpolicy import paused_collection
+from cts.report.exit_status import NOTHING_JUDGED, record_status
 from cts.report.journal import check_run_id
-from cts.report.markdown import write_record
 from cts.report.record import read_record
-from cts.report.status import NOTHING_JUDGED, missing_line, record_status, resumed_record, unfinished_lines
+from cts.report.status import missing_line, resumed_record, unfinished_lines
+from cts.report.writer import write_record
 
 _CRASH_PLUGIN = "cts-crash-recorder"
 
@@ -112,8 +113,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem):
     try:
         return (yield)
     except KeyboardInterrupt:
-        from cts.plugin.casejournal import journaled
-        from cts.plugin.record import journal_append
+        from cts.plugin.record import journal_append, journaled
 
         if journaled(item):
             journal_append(item.config, {"kind": "interrupted", "nodeid": item.nodeid, "time": time.time()})

@@ -24,6 +24,7 @@ from cts.judge import Rule
 from cts.report.apart import FORCED_TITLE, finding_counts, forced_line, forced_reasons, split_forced
 from cts.report.journal import OUTCOMES, ident_label, layer_of, rerun_of
 from cts.report.sections import by_section, first_line, section_of_outcome
+from cts.report.summary import config_names, exercised, status_lines
 
 __all__ = ["MATRICES_SLOT", "family_matrices", "html_report", "matrix_axes"]
 
@@ -274,7 +275,6 @@ def _env(sessions: list[dict], cases: list[dict] | None = None) -> str:
     """The device and environment table; ``exercised``: what the run's
     cases exercised (per family, judged and skipped), beside the
     extensions the device reports."""
-    from cts.report.markdown import exercised
 
     rows: list[tuple[str, object]] = []
     for s in sessions:
@@ -353,14 +353,13 @@ def _coverage(rows: list[dict]) -> str:
 def _record_parts(record, rows: list[dict]) -> tuple[list[str], list[str], list[str]]:
     """(runs, changed, problems) parts of a merged record: the runs and
     configurations merged; changed verdicts; journal problems."""
-    from cts.report.markdown import _cfg_names
 
     top: list[str] = []
     changed: list[str] = []
     bottom: list[str] = []
     if record is None:
         return top, changed, bottom
-    names = _cfg_names(record, rows)
+    names = config_names(record, rows)
     if len(record.runs) > 1 or names:
         body = "".join(
             f"<tr><td><code>{e(r.run)}</code></td><td>{e(names.get(r.cfg, ''))}</td>"
@@ -439,7 +438,6 @@ def html_report(
     (``cts.report.sections.NOT_PASSED``: reason, rerun command, details),
     changed verdicts, the device and environment, runs and notes, the
     matrices, the error plot, the coverage."""
-    from cts.report.markdown import status_lines
 
     top, changed, bottom = _record_parts(record, rows)
     rows, forced = split_forced(rows)  # --assume-extension: apart, outside the totals

@@ -1,53 +1,27 @@
-"""Conformance reports from journal rows: markdown (tabulate), the
-self-contained HTML page (cts/report/html.py) and ``results.csv`` (one sorted line
-per case: node id, outcome, ratio) for machines to diff.
-
-``python -m cts report JOURNAL_OR_DIR... --out DIR`` merges the journals of
-workers, shards, resumed runs and other machines (``cts.report.journal.read_record``:
-one verdict per configuration and case, changed verdicts and journal problems
-shown).  All three files are written at once or not at all (``cts.report.atomic``)."""
+"""The markdown report of journal rows (``report.md``) and ``results.csv``
+(one sorted line per case: node id, outcome, ratio) for machines to diff.
+The HTML page is ``cts.report.html``'s; ``cts.report.writer`` writes the
+three files at once or not at all; ``python -m cts report`` (merging the
+journals of workers, shards, resumed runs and other machines) is
+``cts.report.cli``."""
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
-import os
 from collections import Counter, defaultdict
-from collections.abc import Callable
-from pathlib import Path
 
 from cts.judge import Rule
 from cts.report.apart import FORCED_TITLE, finding_counts, forced_line, forced_reasons, split_forced
-from cts.report.atomic import write_set
-from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, OUTCOMES, forced_of, ident_label, layer_of, rerun_of
+from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, forced_of, ident_label, layer_of, rerun_of
 from cts.report.mdtext import github_table, md_block, md_code, md_text  # noqa: F401  (re-exported)
 from cts.report.mdtext import md_table as _table
 from cts.report.mdtext import plain as _s
-from cts.report.record import Record, read_record
+from cts.report.record import Record
 from cts.report.sections import by_section, first_line
-from cts.report.status import (
-    NOTHING_JUDGED,
-    judged_line,
-    missing_line,
-    no_device,
-    not_judged_lines,
-    record_status,
-    unfinished_lines,
-)
+from cts.report.summary import SHOWN, config_names, exercised, status_lines, summarize
 
-__all__ = ["markdown_report", "write_reports", "write_record", "record_status", "summarize", "main"]
-
-SHOWN = OUTCOMES
-
-
-def _counts(rows) -> Counter:
-    return Counter(r.get("outcome", "?") for r in rows)
-
-
-def summarize(rows) -> dict:
-    c = _counts(rows)
-    return {k: c.get(k, 0) for k in SHOWN} | {"total": len(rows)}
+__all__ = ["markdown_report", "csv_text"]
 
 
 def _row_status(outcomes: Counter) -> str:
@@ -68,20 +42,6 @@ def _row_status(outcomes: Counter) -> str:
     return "skip"
 
 
-def _cfg_names(rec: Record | None, rows: list[dict]) -> dict[str, str]:
-    """Short names (A, B, ...) of the configurations of a merged record, in
-    the order their first run started; empty when there is only one."""
-    cfgs = list(rec.configs) if rec is not None else []
-    for r in rows:
-        if r.get("cfg") and r["cfg"] not in cfgs:
-            cfgs.append(r["cfg"])
-    used = {r.get("cfg") for r in rows}
-    cfgs = [c for c in cfgs if c in used]
-    if len(cfgs) <= 1:
-        return {}
-    return {c: (chr(ord("A") + i) if i < 26 else f"C{i}") for i, c in enumerate(cfgs)}
-
-
 def markdown_report(
     rows: list[dict], sessions: list[dict] | None = None, record: Record | None = None
 ) -> str:
@@ -92,7 +52,7 @@ def markdown_report(
     if record is None or rows is not record.rows or any("family" in r and r["family"] is None for r in rows):
         # (a record's rows are in this order already, unless a family is null: "None" there)
         rows = sorted(rows, key=lambda r: (_s(r.get("family")), _s(r.get("nodeid")), _s(r.get("cfg"))))
-    names = _cfg_names(record, rows)
+    names = config_names(record, rows)
     out = ["# Subgroup-matrix conformance report", ""]
     rows, forced = split_forced(rows)  # --assume-extension: their own section, outside every total
     tot = summarize(rows)
@@ -170,19 +130,6 @@ def markdown_report(
 _LOUD = ("interrupted: run", "incomplete:", "missing:", "no case was judged: backend")
 
 
-def status_lines(rows: list[dict], record: Record | None) -> list[str]:
-    """The lines under the totals: what was not judged, changed verdicts
-    and journal problems, runs that ended early (with the command that
-    continues them), selected cases without a verdict, and a run that
-    judged nothing (no device, or a device that claims no selected case)."""
-    lines = not_judged_lines(summarize(rows)) + _record_lines(record)
-    lines += unfinished_lines(record)
-    for extra in (missing_line(record), no_device(record), judged_line(record)):
-        if extra:
-            lines.append(extra)
-    return lines
-
-
 def _environment(heads: list[dict], rows: list[dict]) -> list[str]:
     out = []
     for s in heads[:1]:
@@ -213,17 +160,6 @@ def _environment(heads: list[dict], rows: list[dict]) -> list[str]:
             "first one's, every run is listed under Runs merged"
         )
     return out or ["No session header in these journals."]
-
-
-def exercised(rows: list[dict]) -> str:
-    """What the run exercised: per family, the cases judged and skipped."""
-    per: dict[str, Counter] = defaultdict(Counter)
-    for r in rows:
-        per[_s(r.get("family"))]["skipped" if r.get("outcome") == "skipped" else "judged"] += 1
-    return "; ".join(
-        f"{fam or '?'} {c['judged']} judged" + (f", {c['skipped']} skipped" if c["skipped"] else "")
-        for fam, c in sorted(per.items())
-    )
 
 
 def _summaries(rows: list[dict], names: dict[str, str]) -> list[str]:
@@ -311,20 +247,6 @@ def _runs_table(rec: Record | None, names: dict[str, str]) -> str:
     return _table(table, ["run", "config", "status", "judged", "resumes", "command"])
 
 
-def _record_lines(rec: Record | None) -> list[str]:
-    if rec is None:
-        return []
-    out = []
-    changed = len(rec.changed())
-    if changed:
-        out.append(
-            f"changed: {changed} cases got different verdicts in the runs merged (see Changed between runs)"
-        )
-    if rec.problems:
-        out.append(f"journal problems: {len(rec.problems)} lines rejected (see Journal problems)")
-    return out
-
-
 def _case_list(rows: list[dict], names: dict[str, str], cap: int = 200) -> list[str]:
     """One entry per case: node id, outcome (and configuration), the
     one-line reason, and the rerun command in a block of its own (copied
@@ -381,154 +303,3 @@ def csv_text(rows: list[dict]) -> str:
         w.writerow([r["nodeid"], r.get("family"), r.get("case_id"), r.get("outcome"), r.get("max_ratio"),
                     r.get("seed"), r.get("cfg") or "", layer_of(r), forced_of(r)])  # fmt: skip
     return buf.getvalue()
-
-
-def write_reports(
-    rows: list[dict],
-    out_dir: str | Path,
-    sessions: list[dict] | None = None,
-    record: Record | None = None,
-    aside: bool = False,
-    meanwhile: Callable[[], object] | None = None,
-) -> list[Path]:
-    """report.md, report.html and results.csv in ``out_dir``, all or none.
-    ``aside``: where this process is single-threaded (``cts.report.aside``),
-    forked children build the markdown and the HTML page (on 4 or more
-    cores its family matrices, the page's costliest part, in a child of
-    their own) while this process writes the CSV and calls ``meanwhile``
-    (the caller's own work on the same record, e.g. the sweep's durations
-    table; an exception of it is raised after the reports are written);
-    without children it is called after the CSV too, before the rest is
-    built in line."""
-    from cts.numerics.report import report_section
-    from cts.report.aside import aside as aside_of
-    from cts.report.html import MATRICES_SLOT, family_matrices, html_report
-
-    out_dir = Path(out_dir)
-    if not str(out_dir).strip():
-        raise ValueError("--out: empty path (name a folder)")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise OSError(f"cannot write the report to {out_dir}: {e.strerror or e}") from None
-    num_md, num_html = report_section(out_dir)  # python -m cts numerics output beside it, if any
-    md, page, res = out_dir / "report.md", out_dir / "report.html", out_dir / "results.csv"
-    html = mats = mark = None
-    if aside:  # the matrices apart only where a core is free for them (on 2 cores: measured no gain)
-        apart = bool(rows) and _cores() >= 4  # (no rows: no matrix, and no empty line where they go)
-        html = aside_of(html_report, rows, sessions, record, MATRICES_SLOT if apart else None)
-        mats = aside_of(family_matrices, rows) if apart else None
-        mark = aside_of(markdown_report, rows, sessions, record)
-    failed: Exception | None = None
-    try:
-        csv = csv_text(rows)
-        if meanwhile is not None:
-            try:
-                meanwhile()
-            except Exception as e:  # noqa: BLE001  (the caller's own work: the reports are written first)
-                failed = e
-        text = (mark() if mark is not None else markdown_report(rows, sessions, record)) + num_md
-        if html is None:
-            page_text = html_report(rows, sessions, record)
-        else:
-            page_text = html() if mats is None else html().replace(MATRICES_SLOT, mats(), 1)
-    finally:  # a failure (or Ctrl-C) before a child's value was taken: end and reap that child
-        for child in (html, mats, mark):
-            if child is not None:
-                child.discard()
-    write_set({md: text, page: page_text.replace("</body>", num_html + "</body>", 1), res: csv})
-    if failed is not None:
-        raise failed
-    return [md, page, res]
-
-
-def _cores() -> int:
-    """CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def write_record(
-    rec: Record,
-    out_dir: str | Path,
-    extra_notes: list[dict] | None = None,
-    aside: bool = False,
-    meanwhile: Callable[[], object] | None = None,
-) -> list[Path]:
-    """The three reports of a merged record (``aside``, ``meanwhile``: see ``write_reports``)."""
-    notes = [*rec.sessions, *rec.notes, *(extra_notes or [])]
-    return write_reports(rec.rows, out_dir, notes, rec, aside, meanwhile)
-
-
-class OneLineParser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line (`cts <cmd>: message`, exit 2)."""
-
-    def error(self, message: str):
-        raise ValueError(f"{message} (see --help)")
-
-
-def main(argv: list[str]) -> int:
-    """``python -m cts report JOURNAL_OR_DIR... --out DIR``."""
-    ap = OneLineParser(
-        prog="python -m cts report",
-        description="merge journals (files or folders of *.jsonl: xdist workers, shards, resumed runs) "
-        "into report.md, report.html and results.csv",
-    )
-    ap.add_argument("journals", nargs="+", metavar="JOURNAL_OR_DIR")
-    ap.add_argument(
-        "--out",
-        metavar="DIR",
-        default=None,
-        help="folder for the reports (default: DIR/merged for one folder given, else reports/merged)",
-    )
-    a = ap.parse_args(argv)
-    if a.out is None:
-        a.out = default_out(a.journals)
-    if not a.out.strip():
-        raise ValueError("--out: empty path (name a folder)")
-    rec = read_record(a.journals)
-    if not rec.rows:
-        raise ValueError(
-            f"no case rows in {' '.join(a.journals)}"
-            + (
-                f" ({len(rec.problems)} journal lines rejected, first: {rec.problems[0]})"
-                if rec.problems
-                else ""
-            )
-        )
-    for p in rec.problems[:20]:
-        print(f"cts report: journal problem: {p}")
-    if len(rec.problems) > 20:
-        print(f"cts report: ... {len(rec.problems) - 20} more journal problems (listed in the report)")
-    for p in write_record(rec, a.out, aside=True):
-        print(p)
-    from cts.report.terminal import failure_lines  # (it imports this module: here, not at the top)
-
-    for line in failure_lines(rec.rows, record=rec):
-        print(line)
-    rows, forced = split_forced(rec.rows)
-    tot = summarize(rows)
-    print(", ".join(f"{k} {v}" for k, v in tot.items() if v))
-    if forced:
-        print(forced_line(forced))
-    for line in status_lines(rows, rec):
-        print(line)
-    if len(rec.configs) > 1:
-        print(f"{len(rec.configs)} configurations kept apart (see Runs merged)")
-    bad, why = record_status(rec)
-    if bad:
-        print(f"not clean: {why}")
-    # non-zero when anything is not a pass: a device verdict (failed, crash, timeout, unexpected
-    # pass), a case not judged, verdicts that disagree between runs, a run that ended early, a
-    # rejected journal line; and when nothing was judged for lack of a device
-    return 1 if bad else (NOTHING_JUDGED if no_device(rec) else 0)
-
-
-def default_out(journals: list[str]) -> str:
-    """``--out`` when none is given: ``merged`` inside the one folder given,
-    else ``reports/merged``."""
-    if len(journals) == 1 and os.path.isdir(journals[0]):
-        return os.path.join(journals[0], "merged")
-    return os.path.join("reports", "merged")

@@ -271,7 +271,7 @@ def write_bundle(
 
 
 def main(argv: list[str]) -> int:
-    from cts.report.markdown import OneLineParser
+    from cts.report.cli import OneLineParser
 
     ap = OneLineParser(
         prog="python -m cts repro",

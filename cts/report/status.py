@@ -1,25 +1,20 @@
-"""The verdict of a whole record, in words and as an exit status: whether
-it is clean and why not, how many selected cases it lacks, what ended
-early and the one command that continues it, and whether anything was
-judged at all (README "The record of a sweep", "Exit statuses").
+"""The state of a whole record in words: how many selected cases it lacks,
+what ended early and the one command that continues it, and whether
+anything was judged at all (README "The record of a sweep").
 
 Every path that ends a sweep (pytest, pytest -n, ``python -m cts sweep``,
-``python -m cts report``) says these with the functions here, so the
-words and the statuses cannot drift apart."""
+``python -m cts report``) says these with the functions here; the exit
+status those facts give is ``cts.report.exit_status``'s."""
 
 from __future__ import annotations
 
 import shlex
-from collections import Counter
 from pathlib import Path
 
 from cts.argv import without
-from cts.report.journal import BAD_OUTCOMES
 from cts.report.record import Record, RunInfo
 
 __all__ = [
-    "NOTHING_JUDGED",
-    "record_status",
     "unfinished_lines",
     "not_judged_lines",
     "missing_line",
@@ -29,38 +24,8 @@ __all__ = [
     "resumed_record",
 ]
 
-# the exit status of a run in which no case was judged because the backend found no device (its
-# loader or driver missing): pytest's "no tests" status, said in one line (README "Exit statuses")
-NOTHING_JUDGED = 5
-
 # outcomes that judged something (a skip did not)
 _JUDGED = ("passed", "failed", "xfailed", "xpassed", "crash", "timeout", "error")
-
-
-def record_status(rec: Record, cfg: str | None = None) -> tuple[bool, str]:
-    """(bad, why) of a merged record: bad when any final verdict is a
-    failure, crash, timeout, unexpected pass or not judged (error,
-    interrupted), when runs disagree on a verdict (changed), when a run
-    ended early or lacks a shard and no later run completed it, or when
-    journal lines were rejected.  ``cfg`` limits the verdicts to one
-    configuration."""
-    # forced cases (--assume-extension) are no conformance verdicts: not in the exit status
-    rows = [r for r in rec.rows if (cfg is None or r.get("cfg") == cfg) and not r.get("forced")]
-    tot = Counter(r.get("outcome") for r in rows)
-    why = [f"{k} {tot[k]}" for k in (*BAD_OUTCOMES, "xpassed", "interrupted") if tot.get(k)]
-    changed = sum(1 for r in rows if r.get("changed"))
-    if changed:
-        why.append(f"{changed} cases changed verdict between runs")
-    unfinished = [r for r in rec.unfinished() if cfg is None or r.cfg == cfg]
-    lacking = [r for r in unfinished if r.missing_shards]
-    for r in lacking:
-        why.append(f"run {r.run} has no journal of shard(s) {', '.join(r.missing_shards)}")
-    ended = len(unfinished) - len(lacking)
-    if ended:
-        why.append(f"{ended} run{'s' if ended > 1 else ''} ended early")
-    if rec.problems:
-        why.append(f"{len(rec.problems)} journal lines rejected")
-    return bool(why), ", ".join(why)
 
 
 def resumed_record(rec: Record, cfg: str | None) -> Record:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import unicodedata
 
 from cts.report.journal import BAD_OUTCOMES, DEVICE_BAD, layer_of
-from cts.report.markdown import _cfg_names
 from cts.report.record import Record
+from cts.report.summary import config_names
 
 __all__ = ["failure_lines"]
 
@@ -36,7 +36,7 @@ def failure_lines(rows: list[dict], limit: int = 20, record: Record | None = Non
     several) and the first line of its reason (``_terminal_text``); the
     first ``limit``, then how many more."""
     bad = sorted((r for r in rows if r.get("outcome") in _RANK), key=lambda r: _RANK[r["outcome"]])
-    names = _cfg_names(record, rows) if bad else {}
+    names = config_names(record, rows) if bad else {}
     out = []
     for r in bad[:limit]:
         why = _terminal_text(str(r.get("reason") or "").strip().split("\n", 1)[0], 160)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from cts.judge import CaseResult, sentinel
-from cts.runs.intel import SUBGROUPS_PER_CASE, _onehot_hint, _poison_ignored, judge_mma
+from cts.runs.intel_judge import SUBGROUPS_PER_CASE, judge_mma, onehot_hint, poison_ignored
 from reference import layout
 from reference.data import case_rng, mma_operands
 from reference.dtypes import etype
@@ -64,7 +64,7 @@ def run_intel_split_mma(
     b_regs = layout.b_register_image(B_bits, case.b_elem_bits)
     c_regs = layout.c_register_image(C_bits)
     a_regs = layout.split_a_register_images(A_bits, N, case.a_elem_bits)  # (S/2, 2, N, comps)
-    _poison_ignored(a_regs, case, rng, h)
+    poison_ignored(a_regs, case, rng, h)
     d_regs = backend.run(
         case,
         a=a_regs.reshape(G, W, *a_regs.shape[2:]),
@@ -170,7 +170,7 @@ class _Explainer:
 
     def hint(self, case, A_full, B, C, D_bits):
         """Mismatch hint: the pairing finding, else the one-hot explanation."""
-        onehot = _onehot_hint(case, A_full, B, C, D_bits, etype(case.acc)) if case.tier == "onehot" else None
+        onehot = onehot_hint(case, A_full, B, C, D_bits, etype(case.acc)) if case.tier == "onehot" else None
 
         def explain(s: int, r: int, c: int) -> str:
             return self.why(s) or (onehot(s, r, c) if onehot else "")

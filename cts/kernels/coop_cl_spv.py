@@ -29,28 +29,13 @@ OpenCL 3.0 environment, the OpenCL 2.2 one is the newest).
 from __future__ import annotations
 
 from cts.families.coop import CHAIN, GEMM_TILES, SPLAT_CONST
+from cts.kernels.coop_cl_buffers import SCALAR_ARGS, TYPES, WG_ALIGN, buffer_args
 from cts.kernels.spirv_tools import TARGET_SPV16
 
-__all__ = ["ENTRY", "buffer_args", "module_text", "TYPES", "SCALAR_ARGS", "WG_ALIGN"]
+__all__ = ["ENTRY", "module_text"]
 
 ENTRY = "coop"
-WG_ALIGN = 64  # bytes a workgroup array is aligned to (its Load/Store pointer, 0x107A)
-SCALAR_ARGS = ("st",)  # ``rtstride``: the Stride as a ulong kernel argument
 
-# component type -> (SPIR-V id, declaration, capability, width, kind)
-TYPES: dict[str, tuple[str, str, str, int, str]] = {
-    "i8": ("%u8", "OpTypeInt 8 0", "Int8", 8, "int"),
-    "u8": ("%u8", "OpTypeInt 8 0", "Int8", 8, "uint"),
-    "i16": ("%u16", "OpTypeInt 16 0", "Int16", 16, "int"),
-    "u16": ("%u16", "OpTypeInt 16 0", "Int16", 16, "uint"),
-    "i32": ("%u32", "OpTypeInt 32 0", "", 32, "int"),
-    "u32": ("%u32", "OpTypeInt 32 0", "", 32, "uint"),
-    "i64": ("%u64", "OpTypeInt 64 0", "", 64, "int"),
-    "u64": ("%u64", "OpTypeInt 64 0", "", 64, "uint"),
-    "f16": ("%f16", "OpTypeFloat 16", "Float16", 16, "float"),
-    "f32": ("%f32", "OpTypeFloat 32", "", 32, "float"),
-    "f64": ("%f64", "OpTypeFloat 64", "Float64", 64, "float"),
-}
 _USE = {"A": 0, "B": 1, "C": 2}
 _LAYOUT = {"row": 0, "col": 1}
 _SIGNED_NAMES = (
@@ -60,24 +45,6 @@ _SIGNED_NAMES = (
     (0x8, "MatrixResultSignedComponentsKHR"),
     (0x10, "SaturatingAccumulationKHR"),
 )
-
-
-def buffer_args(case) -> list[tuple[str, str]]:
-    """(buffer name, component type) in kernel-argument order."""
-    op, m, e = case.op, case.mat, case.entry
-    if op in ("muladd", "chain", "gemm"):
-        return [("a", e.A), ("b", e.B), ("c", e.C), ("d", e.R)]
-    t = m.t
-    return {
-        "length": [("lo", t), ("hi", t), ("len", "u32"), ("map", "u32")],
-        "access": [("x", t), ("out", t)],
-        "splat": [("v", t), ("out", t)],
-        "load": [("src", t), ("out", t)],
-        "store": [("x", t), ("dst", t)],
-        "convert": [("x", t), ("out", case.to or t)],
-    }.get(op, [("x", t), ("y", t), ("out", t)]) + (
-        [("st", "u64")] if getattr(case, "rtstride", False) else []
-    )
 
 
 def _const_literal(value, t: str) -> str:
@@ -378,7 +345,7 @@ def _matrix(md: _Module, case, rows, w, lid, base, pre: list[str]) -> None:
         md.store(base("out", t), value, "row", C)
         return
     if getattr(case, "ocl_axis", "") not in ("", "sg"):  # OpenCL axes (issue 23 item 4)
-        from cts.kernels.coopmat_cl_axes import spirv_load_store
+        from cts.kernels.coop_cl_axes import spirv_load_store
 
         return spirv_load_store(md, case, base)
     if op in ("load", "store"):

@@ -23,6 +23,7 @@ import struct
 
 from cts.errors import HarnessError
 from cts.families.coop import CoopCase, case_comp, case_stride, region_len
+from cts.kernels import coop_glsl_text as g
 
 __all__ = [
     "khr_source",
@@ -62,8 +63,6 @@ def push_data(case: CoopCase, address: int = 0) -> bytes:
 
 
 def khr_source(case: CoopCase, sg: int) -> str:
-    from cts.kernels import coopmat_glsl as g
-
     if case.op in ("load", "store"):
         return _load_store(case, sg, g)
     if case.op == "muladd":
@@ -92,9 +91,9 @@ def khr_source(case: CoopCase, sg: int) -> str:
         )
     if case.op == "splat" and case.mode == "null":
         m = case.mat
-        mt = g._mtype(m.t, m.use, m.rows, m.cols)
+        mt = g.mtype(m.t, m.use, m.rows, m.cols)
         body = [
-            f"  {mt} x = {mt}({g._lit(m.t, 0)});",
+            f"  {mt} x = {mt}({g.lit(m.t, 0)});",
             f"  coopMatStore(x, buf_out, s * {m.rows * m.cols}u, {m.cols}u, {g.LAYOUT['row']});",
         ]
         return _assemble(case, sg, g, body)
@@ -102,7 +101,7 @@ def khr_source(case: CoopCase, sg: int) -> str:
 
 
 def _assemble(case, sg, g, body, shared="", decls=(), local=0, pre=(), sid="gl_WorkGroupID.x") -> str:
-    head = g._header(case, sg, shared)
+    head = g.header(case, sg, shared)
     if local:
         head = [
             f"layout(local_size_x = {local}) in;" if ln.startswith("layout(local_size_x") else ln
@@ -124,7 +123,7 @@ def _load_store(case: CoopCase, sg: int, g) -> str:
     stride = case_stride(case)
     L = region_len(image_len(R, C, case.layout, stride), t)
     tight = C if case.layout == "row" else R
-    mt = g._mtype(t, m.use, R, C)
+    mt = g.mtype(t, m.use, R, C)
     buf = "src" if case.op == "load" else "dst"
     sexpr = {"spush": "pc.stride", "sspec": "SSTRIDE", "sbuf": "buf_st[0]"}.get(v, f"{stride // comp}u")
     decls, push = [], []
@@ -183,9 +182,9 @@ def _load_store(case: CoopCase, sg: int, g) -> str:
 def _muladd(case: CoopCase, sg: int, g) -> str:
     e, v = case.entry, case.var
     if e.C != e.R or e.scope != "subgroup":
-        g._muladd_body(case)  # raises the Unsupported that names the gap
+        g.muladd_body(case)  # raises the Unsupported that names the gap
     M, N, K = e.M, e.N, e.K
-    MA, MB, MC = g._mtype(e.A, "A", M, K), g._mtype(e.B, "B", K, N), g._mtype(e.C, "C", M, N)
+    MA, MB, MC = g.mtype(e.A, "A", M, K), g.mtype(e.B, "B", K, N), g.mtype(e.C, "C", M, N)
     ops = "gl_MatrixOperandsSaturatingAccumulation" if e.sat else "0"
     row, col = g.LAYOUT["row"], g.LAYOUT["col"]
     decls: list[str] = []
@@ -241,7 +240,7 @@ def _composite(case: CoopCase, sg: int, g) -> str:
     OpCompositeInsert); any further elements through OpAccessChain."""
     m = case.mat
     t, R, C = m.t, m.rows, m.cols
-    mt = g._mtype(t, m.use, R, C)
+    mt = g.mtype(t, m.use, R, C)
     kind = "float" if t in ("f16", "bf16", "f32", "f64") else ("int" if t.startswith("i") else "uint")
     one = {"float": "float({}) * 2.0 + 1.0", "int": "int({}) * 2 + 1", "uint": "uint({}) * 2u + 1u"}[kind]
     n = max(1, (R * C) // sg)

@@ -29,7 +29,8 @@ def run_coop_opencl(case, backend, seed: int, profile=None, subgroups: int | Non
     """The runner of ``cases/test_coop_opencl.py``: the Load/Store cases of the
     OpenCL axes here (:func:`run_ocl_axis`), every other case (the ``sg`` axis
     included) through ``cts.runs.coop.run_coop``."""
-    from cts.runs.coop import SUBGROUPS_PER_CASE, run_coop
+    from cts.runs.coop.data import SUBGROUPS_PER_CASE
+    from cts.runs.coop.run import run_coop
     from reference.data import case_rng
     from reference.tolerance import PROFILES
 
@@ -53,8 +54,8 @@ def reference_addresses(case) -> np.ndarray:
 
 def run_ocl_axis(case, backend, rng, S: int) -> CaseResult:
     from cts.judge import sentinel
-    from cts.runs.coop import _random_finite_bits, _run, _wrap
-    from cts.runs.coop_judge import exact_out
+    from cts.runs.coop.data import launch, random_finite_bits, wrap
+    from cts.runs.coop.judge import exact_out
 
     m, t = case.mat, etype(case.mat.t)
     st = storage_dtype(m.t)
@@ -64,16 +65,16 @@ def run_ocl_axis(case, backend, rng, S: int) -> CaseResult:
     extra = {"st": np.full((S, 4), mem.stride, np.uint32)} if case.rtstride else {}
     shape = (S, m.rows, m.cols)
     if case.op == "load":
-        src = _random_finite_bits(rng, t, (S, L))
+        src = random_finite_bits(rng, t, (S, L))
         exp = rco.read_elements(src.view(np.uint8).reshape(S, -1), addr, st)
         out = sentinel.fill(t, (S, m.rows * m.cols), st, expected=exp.reshape(S, -1))
         bufs = {"src": src, "out": out} | extra
-        got = _run(backend, case, bufs)
+        got = launch(backend, case, bufs)
         act = got["out"].reshape(shape)
         v = exact_out(exp, act, t, sentinel.unwritten(act, out.reshape(shape), t))
-        return _wrap(v, bufs, exp, got["out"])
-    x = _random_finite_bits(rng, t, shape)
-    dst = _random_finite_bits(rng, t, (S, L))
+        return wrap(v, bufs, exp, got["out"])
+    x = random_finite_bits(rng, t, shape)
+    dst = random_finite_bits(rng, t, (S, L))
     exp = rco.write_elements(dst.view(np.uint8).reshape(S, -1), addr, x).view(st)
     # the elements the store writes start as the sentinel (unlike the stored value)
     cells = (
@@ -82,8 +83,8 @@ def run_ocl_axis(case, backend, rng, S: int) -> CaseResult:
     )
     dst = np.where(cells, sentinel.fill(t, dst.shape, st, expected=exp), dst)
     bufs = {"x": x.reshape(S, -1), "dst": dst} | extra
-    got = _run(backend, case, bufs)
+    got = launch(backend, case, bufs)
     never = (cells & sentinel.unwritten(got["dst"], dst, t))[:, None, :]
     v = exact_out(exp[:, None, :], got["dst"][:, None, :], t, never)
     v.notes.append("store: columns of the verdict are offsets in the destination region")
-    return _wrap(v, bufs, exp, got["dst"])
+    return wrap(v, bufs, exp, got["dst"])

@@ -1,6 +1,6 @@
 """Load / Store kernels of the OpenCL cooperative-matrix axes (issue 23 item 4;
 ``cts.families.coop_ocl_axes``), both forms, same buffer contract as
-``coopmat_cl_spv`` (one subgroup per work-group, row = work-group):
+``coop_cl_spv`` (one subgroup per work-group, row = work-group):
 
 * the pointer is the subgroup's region start plus ``offset`` bytes (``qalign``),
   cast to the pointee type (``ptr``: OpBitcast of a CrossWorkgroup pointer in
@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 from cts.families.coop_ocl_axes import ARM_LAYOUTS, POINTEES, axis_memory
+from cts.kernels.coop_cl_buffers import TYPES, WG_ALIGN, buffer_args
 
 __all__ = ["spirv_load_store", "opencl_c_body", "POINTEE_C", "pointer_facts", "query_violation"]
 
@@ -25,14 +26,12 @@ _KHR = {"row": 0, "col": 1}
 
 
 def _z(case) -> int:
-    from cts.kernels.coopmat_cl_spv import TYPES
-
     return TYPES[case.mat.t][3] // 8
 
 
 def spirv_load_store(md, case, base) -> None:
     """Emit the Load (into ``out``, RowMajor tight) or Store (of ``x``) of an
-    axis case into module ``md`` (``coopmat_cl_spv._Module``)."""
+    axis case into module ``md`` (``coop_cl_spv._Module``)."""
     m = case.mat
     t, z = m.t, _z(case)
     mem = axis_memory(case)
@@ -104,7 +103,6 @@ def pointer_facts(case, rows: dict[str, int]) -> tuple[int, list[int]]:
     themselves are at least 4 KiB aligned on the devices the suite knows
     (CL_DEVICE_MEM_BASE_ADDR_ALIGN); workgroup arrays are declared 64-byte aligned."""
     from cts.families.coop import GEMM_TILES, case_stride
-    from cts.kernels.coopmat_cl_spv import TYPES, WG_ALIGN, buffer_args
 
     # buffers a Load/Store points into (not the scalar ones: splat value, length record, Stride)
     size = {n: TYPES[t][3] // 8 for n, t in buffer_args(case) if n not in ("v", "len", "map", "st")}

@@ -30,30 +30,24 @@ from functools import cache
 from pathlib import Path
 
 from cts.errors import HarnessError, Unsupported
-from cts.families.coop import CHAIN, GEMM_TILES, SCALE, SPLAT_CONST, CoopCase, case_stride, region_len
+from cts.families.coop import SCALE, SPLAT_CONST, CoopCase, case_stride, region_len
+from cts.kernels import coop_glsl_axes
+from cts.kernels.coop_glsl_text import (
+    GLSL_TYPE,
+    LAYOUT,
+    convert_elem,
+    header,
+    kernel_buffers,
+    lit,
+    mtype,
+    muladd_body,
+)
 from cts.kernels.spirv_tools import tool_path
 from reference.dtypes import etype
 
 __all__ = ["glsl_source", "kernel_buffers", "spirv_module", "tool", "GenerationError", "CACHE_DIR"]
 
 CACHE_DIR = Path(os.environ.get("CTS_CACHE", Path(__file__).resolve().parents[2] / ".cache")) / "coopmat"
-
-GLSL_TYPE = {
-    "f16": "float16_t",
-    "bf16": "float16_t",  # rewritten to BFloat16KHR after compilation
-    "f32": "float",
-    "f64": "double",
-    "i8": "int8_t",
-    "u8": "uint8_t",
-    "i16": "int16_t",
-    "u16": "uint16_t",
-    "i32": "int",
-    "u32": "uint",
-    "i64": "int64_t",
-    "u64": "uint64_t",
-}
-USE = {"A": "gl_MatrixUseA", "B": "gl_MatrixUseB", "C": "gl_MatrixUseAccumulator"}
-LAYOUT = {"row": "gl_CooperativeMatrixLayoutRowMajor", "col": "gl_CooperativeMatrixLayoutColumnMajor"}
 
 
 class GenerationError(HarnessError):
@@ -74,77 +68,16 @@ def _env_for(binary: str) -> dict:
     return env
 
 
-def kernel_buffers(case: CoopCase) -> list[tuple[str, str]]:
-    """(buffer name, element type) in binding order."""
-    op = case.op
-    t = case.mat.t if case.mat else ""
-    if op == "length":
-        return [("lo", t), ("hi", t), ("len", "u32"), ("map", "u32")]
-    if op == "access":
-        return [("x", t), ("out", t)]
-    if op == "splat":
-        return [("v", t), ("out", t)]
-    st = [("st", "u32")] if case.var == "sbuf" else []  # a Stride read at run time
-    if op == "load":
-        return [("src", t), ("out", t)] + st
-    if op == "store":
-        return [("x", t), ("dst", t)] + st
-    if op == "convert":
-        return [("x", t), ("out", case.to)]
-    if case.entry is not None:
-        e = case.entry
-        return [("a", e.A), ("b", e.B), ("c", e.C), ("d", e.R)]
-    return [("x", t), ("y", t), ("out", t)]
-
-
-def _mtype(t: str, use: str, rows: int, cols: int) -> str:
-    return f"coopmat<{GLSL_TYPE[t]}, gl_ScopeSubgroup, {rows}, {cols}, {USE[use]}>"
-
-
-def _lit(t: str, v) -> str:
-    et = etype(t)
-    if et.is_float:
-        return f"{GLSL_TYPE[t]}({float(v)!r})"
-    return f"{GLSL_TYPE[t]}({int(v)})"
-
-
-def _header(case: CoopCase, sg: int, shared: str = "") -> list[str]:
-    lines = [
-        "#version 450",
-        "#extension GL_KHR_cooperative_matrix : require",
-        "#extension GL_KHR_memory_scope_semantics : require",
-        "#extension GL_EXT_shader_explicit_arithmetic_types : require",
-        "#extension GL_KHR_shader_subgroup_basic : require",
-        f"layout(local_size_x = {sg}) in;",
-    ]
-    for i, (name, t) in enumerate(kernel_buffers(case)):
-        lines.append(
-            f"layout(set = 0, binding = {i}, std430) buffer B_{name} {{ {GLSL_TYPE[t]} buf_{name}[]; }};"
-        )
-    if shared:
-        lines.append(shared)
-    return lines
-
-
-def _convert_elem(src: str, dst: str, expr: str) -> str:
-    """Scalar conversion routed through 32 bits (bf16 allows only FConvert)."""
-    if etype(src).is_float:
-        return f"{GLSL_TYPE[dst]}(float({expr}))"
-    return f"{GLSL_TYPE[dst]}({'int' if etype(src).kind == 'int' else 'uint'}({expr}))"
-
-
 def glsl_source(case: CoopCase, sg: int) -> str:
     """The compute shader of ``case`` for subgroup size ``sg``."""
     if case.var or case.mem == "bda" or case.mode == "null" or _f16_bf16(case):  # the KHR axes
-        from cts.kernels.coopmat_khr import khr_source
-
-        return khr_source(case, sg)
+        return coop_glsl_axes.khr_source(case, sg)
     op, m = case.op, case.mat
     body: list[str] = ["  uint s = gl_WorkGroupID.x;", "  uint inv = gl_SubgroupInvocationID;"]
     shared = ""
     if m is not None:
         R, C, t, use = m.rows, m.cols, m.t, m.use
-        MT = _mtype(t, use, R, C)
+        MT = mtype(t, use, R, C)
         RC = R * C
         row = LAYOUT["row"]
         kind = "float" if etype(t).is_float else etype(t).kind
@@ -156,8 +89,8 @@ def glsl_source(case: CoopCase, sg: int) -> str:
                 f"  buf_len[s * {sg}u + inv] = uint(lo.length());",
                 f"  uint base = (s * {sg}u + inv) * {2 * RC}u;",
                 "  for (int i = 0; i < lo.length(); ++i) {",
-                f"    buf_map[base + 2u * uint(i)] = {_convert_elem(t, 'u32', 'lo[i]')};",
-                f"    buf_map[base + 2u * uint(i) + 1u] = {_convert_elem(t, 'u32', 'hi[i]')};",
+                f"    buf_map[base + 2u * uint(i)] = {convert_elem(t, 'u32', 'lo[i]')};",
+                f"    buf_map[base + 2u * uint(i) + 1u] = {convert_elem(t, 'u32', 'hi[i]')};",
                 "  }",
             ]
         elif op == "access":
@@ -174,7 +107,7 @@ def glsl_source(case: CoopCase, sg: int) -> str:
                 f"  coopMatStore(x, buf_out, s * {RC}u, {C}u, {row});",
             ]
         elif op == "splat":
-            val = _lit(t, SPLAT_CONST[kind]) if case.mode == "const" else "buf_v[s]"
+            val = lit(t, SPLAT_CONST[kind]) if case.mode == "const" else "buf_v[s]"
             decl = "const " if case.mode == "const" else ""
             body += [
                 f"  {decl}{GLSL_TYPE[t]} val = {val};",
@@ -213,7 +146,7 @@ def glsl_source(case: CoopCase, sg: int) -> str:
                 else:
                     body.append(f"  coopMatStore(x, buf_dst, s * {L}u, {stride}u, {lay});")
         elif op == "convert":
-            MT2 = _mtype(case.to, use, R, C)
+            MT2 = mtype(case.to, use, R, C)
             body += [
                 f"  {MT} x;",
                 f"  coopMatLoad(x, buf_x, s * {RC}u, {C}u, {row});",
@@ -227,7 +160,7 @@ def glsl_source(case: CoopCase, sg: int) -> str:
                 "mul": "x * y",
                 "div": "x / y",
                 "neg": "-x",
-                "scale": f"x * {_lit(t, SCALE[kind])}",
+                "scale": f"x * {lit(t, SCALE[kind])}",
             }[op]
             body += [
                 f"  {MT} x; {MT} y;",
@@ -237,71 +170,18 @@ def glsl_source(case: CoopCase, sg: int) -> str:
                 f"  coopMatStore(r, buf_out, s * {RC}u, {C}u, {row});",
             ]
     else:
-        body += _muladd_body(case)
-    return "\n".join(_header(case, sg, shared) + ["void main() {"] + body + ["}", ""])
-
-
-def _muladd_body(case: CoopCase) -> list[str]:
-    e = case.entry
-    if e.C != e.R:
-        raise Unsupported(
-            f"not realized by the suite: GLSL coopMatMulAdd cannot express C type {e.C} != Result type {e.R}"
-        )
-    if e.scope != "subgroup":
-        raise Unsupported(
-            f"not realized by the suite: scope {e.scope} is not generated (GLSL gl_ScopeSubgroup only)"
-        )
-    M, N, K = e.M, e.N, e.K
-    MA, MB, MC = _mtype(e.A, "A", M, K), _mtype(e.B, "B", K, N), _mtype(e.C, "C", M, N)
-    ops = "gl_MatrixOperandsSaturatingAccumulation" if e.sat else "0"
-    row = LAYOUT["row"]
-    lines = [f"  {MA} a; {MB} b; {MC} c;"]
-    if case.op == "muladd":
-        lay = LAYOUT[case.layout]
-        sa, sb = (K, N) if case.layout == "row" else (M, K)
-        lines += [
-            f"  coopMatLoad(a, buf_a, s * {M * K}u, {sa}u, {lay});",
-            f"  coopMatLoad(b, buf_b, s * {K * N}u, {sb}u, {lay});",
-            f"  coopMatLoad(c, buf_c, s * {M * N}u, {N}u, {row});",
-            f"  c = coopMatMulAdd(a, b, c, {ops});",
-            f"  coopMatStore(c, buf_d, s * {M * N}u, {N}u, {row});",
-        ]
-    elif case.op == "chain":
-        lines += [
-            f"  coopMatLoad(c, buf_c, s * {M * N}u, {N}u, {row});",
-            f"  for (uint l = 0u; l < {CHAIN}u; ++l) {{",
-            f"    coopMatLoad(a, buf_a, s * {CHAIN * M * K}u + l * {M * K}u, {K}u, {row});",
-            f"    coopMatLoad(b, buf_b, s * {CHAIN * K * N}u + l * {K * N}u, {N}u, {row});",
-            f"    c = coopMatMulAdd(a, b, c, {ops});",
-            "  }",
-            f"  coopMatStore(c, buf_d, s * {M * N}u, {N}u, {row});",
-        ]
-    else:  # gemm
-        tm, tn, tk = GEMM_TILES
-        sa, sb, sc = tk * K, tn * N, tn * N
-        lines += [
-            f"  uint p = s / {tm * tn}u; uint t = s % {tm * tn}u; uint i = t / {tn}u; uint j = t % {tn}u;",
-            f"  uint abase = p * {tm * M * sa}u; uint bbase = p * {tk * K * sb}u; uint cbase = p * {tm * M * sc}u;",
-            f"  uint ct = cbase + i * {M * sc}u + j * {N}u;",
-            f"  coopMatLoad(c, buf_c, ct, {sc}u, {row});",
-            f"  for (uint k = 0u; k < {tk}u; ++k) {{",
-            f"    coopMatLoad(a, buf_a, abase + i * {M * sa}u + k * {K}u, {sa}u, {row});",
-            f"    coopMatLoad(b, buf_b, bbase + k * {K * sb}u + j * {N}u, {sb}u, {row});",
-            f"    c = coopMatMulAdd(a, b, c, {ops});",
-            "  }",
-            f"  coopMatStore(c, buf_d, ct, {sc}u, {row});",
-        ]
-    return lines
+        body += muladd_body(case)
+    return "\n".join(header(case, sg, shared) + ["void main() {"] + body + ["}", ""])
 
 
 def _f16_bf16(case: CoopCase) -> bool:
-    """A conversion between f16 and bf16 (written with int16_t, patched: cts/kernels/coopmat_khr.py)."""
+    """A conversion between f16 and bf16 (written with int16_t, patched: cts/kernels/coop_glsl_axes.py)."""
     return case.op == "convert" and {case.mat.t, case.to} == {"f16", "bf16"}
 
 
 def _uses_bf16(case: CoopCase) -> bool:
     if _f16_bf16(case):
-        return False  # both types in one module: the patch of coopmat_khr writes them
+        return False  # both types in one module: the patch of coop_glsl_axes writes them
     ts = [t for _, t in kernel_buffers(case)]
     if "bf16" in ts and any(t == "f16" for t in ts):
         raise Unsupported(
@@ -327,11 +207,9 @@ _MEM: dict[str, bytes] = {}
 
 def spirv_module(case: CoopCase, sg: int) -> bytes:
     """Compile (cached), rewrite bf16, validate with spirv-val vulkan1.3."""
-    from cts.kernels import coopmat_khr
-
     src = glsl_source(case, sg)
     bf16 = _uses_bf16(case)
-    patched = coopmat_khr.needs_patch(case)
+    patched = coop_glsl_axes.needs_patch(case)
     tag = f"|patch={case.var or case.mode or case.tier}" if patched else ""
     key = hashlib.sha256(f"{_versions()}|bf16={bf16}{tag}|{src}".encode()).hexdigest()
     if key in _MEM:
@@ -347,7 +225,7 @@ def spirv_module(case: CoopCase, sg: int) -> bytes:
         if bf16 or patched:
             dis = _run([tool("spirv-dis"), "--raw-id", str(spv)], "spirv-dis").stdout
             dis = _to_bf16(dis) if bf16 else dis
-            dis = coopmat_khr.patch(case, dis) if patched else dis
+            dis = coop_glsl_axes.patch(case, dis) if patched else dis
             (Path(d) / "k.spvasm").write_text(dis)
             _run(
                 [tool("spirv-as"), "--target-env", "vulkan1.3", str(Path(d) / "k.spvasm"), "-o", str(spv)],
