@@ -1,7 +1,7 @@
 """The verdict of a whole record, in words and as an exit status: whether
 it is clean and why not, how many selected cases it lacks, what ended
 early and the one command that continues it, and whether anything was
-judged at all (README "The record of a sweep", "Exit statuses").
+judged at all (docs/record.md, "Exit statuses").
 
 Every path that ends a sweep (pytest, pytest -n, ``python -m cts sweep``,
 ``python -m cts report``) says these with the functions here, so the
@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 # the exit status of a run in which no case was judged because the backend found no device (its
-# loader or driver missing): pytest's "no tests" status, said in one line (README "Exit statuses")
+# loader or driver missing): pytest's "no tests" status, said in one line (docs/record.md)
 NOTHING_JUDGED = 5
 
 # outcomes that judged something (a skip did not)
