@@ -13,8 +13,8 @@ and its layouts).
   toward zero (values in range only); to a float type: the exact value if
   representable, otherwise either neighbour (no rounding mode is fixed for
   conversions in Vulkan; the Vulkan CTS accepts round-down or round-up too).
-* Integer MulAdd (SPV_KHR_cooperative_matrix, OpCooperativeMatrixMulAddKHR): A, B, C elements sign- or zero-extended
-  by their Signed bits, products and the sum exact, then the low-order
+* Integer MulAdd (SPV_KHR_cooperative_matrix, OpCooperativeMatrixMulAddKHR): A, B, C elements sign- or
+  zero-extended by their Signed bits, products and the sum exact, then the low-order
   Result bits (wrap) or, with SaturatingAccumulation, clamped to the Result
   range using the Result's signedness.  Callers keep the A x B intermediate
   within the result range when saturating (its overflow is undefined).

@@ -1,8 +1,8 @@
 """Rules of the Intel extensions beyond the MMA arithmetic itself.
 
 * ``split_pairings`` -- cl_intel_subgroup_split_matrix_multiply_accumulate
-  (cl_intel_subgroup_split_matrix_multiply_accumulate): two subgroups cooperate, "the first M/2 rows of the matrix
-  source are provided by the first subgroup, the remaining M/2 rows by the
+  (cl_intel_subgroup_split_matrix_multiply_accumulate): two subgroups cooperate, "the first M/2 rows of
+  the matrix source are provided by the first subgroup, the remaining M/2 rows by the
   second"; *which* two subgroups pair up is left to the implementation (the
   extension's Issues, the first, UNRESOLVED).  What any implementation must still
   give: every subgroup's result is A x B_own + acc_own, where A is the halves

@@ -1,8 +1,8 @@
 """Independent model of SYCL ``joint_matrix`` memory semantics.
 
 Sources: sycl_ext_oneapi_matrix_no_use (old ``matrix_layout`` API, with the VNNI
-example), sycl_ext_oneapi_matrix (current ``use``/``layout`` API) and ``sycl_ext_intel_matrix``, and the ``sycl_ext_intel_matrix`` "Packed Layout
-Format" section (examples 1 and 2).
+example), sycl_ext_oneapi_matrix (current ``use``/``layout`` API) and ``sycl_ext_intel_matrix``, and the
+``sycl_ext_intel_matrix`` "Packed Layout Format" section (examples 1 and 2).
 
 A joint matrix is opaque: its element -> work-item mapping is
 implementation-defined (sycl_ext_oneapi_matrix_no_use, ``get_wi_data``), so everything observable is

@@ -1,8 +1,9 @@
 """Acceptance rules, each with its derivation.
 
 No spec gives a floating-point accuracy bound or an order for subgroup MMA
-(SPV_INTEL_subgroup_matrix_multiply_accumulate, SPV_KHR_cooperative_matrix, Vulkan): precision and order are implementation-defined.  A CTS must
-never fail a correct implementation and must still catch wrong ones, so every
+(SPV_INTEL_subgroup_matrix_multiply_accumulate, SPV_KHR_cooperative_matrix, Vulkan): precision and order
+are implementation-defined.  A CTS must never fail a correct implementation and must still catch wrong
+ones, so every
 rule below is derived from what the specs do fix, plus one documented
 assumption per profile.
 

@@ -81,7 +81,8 @@ class IntelOpenCL:
             explicit = getattr(self, "assumed_explicit", self.assumed)
             native = case.extension in dev.extensions and case.extension not in explicit
             if native and "*" not in explicit and min(dev.subgroup_sizes) != sg:
-                # cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL C Specification: a device provides the N variant of its minimum subgroup size only
+                # cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL C
+                # Specification: a device provides the N variant of its minimum subgroup size only
                 return (
                     f"{name} has minimum subgroup size {min(dev.subgroup_sizes)}: its {case.extension} "
                     f"built-ins are the N={min(dev.subgroup_sizes)} variants, not N={sg}"
@@ -95,8 +96,9 @@ class IntelOpenCL:
     unsupported_intel_tf32_convert = _intel_missing
 
     # --- float MMA of the numerics model tier (family float_mma) ---
-    # The float Intel built-ins (cl_intel_subgroup_matrix_multiply_accumulate, New OpenCL C Functions, N = 16, K = 16, M = 8) as an
-    # abstract mma(A, B, C) -> D: cts.backends.float_mma packs the logical tiles
+    # The float Intel built-ins (cl_intel_subgroup_matrix_multiply_accumulate, New OpenCL C Functions, N
+    # = 16, K = 16, M = 8) as an abstract mma(A, B, C) -> D: cts.backends.float_mma packs the logical
+    # tiles
     # into the spec's register images and runs them through run_intel_mma.
     def _float_case(self, a: str, c: str, M: int):
         from cts.families.intel import IntelMmaCase
@@ -110,7 +112,8 @@ class IntelOpenCL:
         if (case.a, case.c, case.M, case.N, case.K) not in self.numerics_targets():
             return (
                 f"no Intel float built-in computes {case.a}*{case.a}+{case.c} "
-                f"{case.M}x{case.N}x{case.K} (cl_intel_subgroup_matrix_multiply_accumulate, New OpenCL C Functions: M=8 tiles of N=16, K=16)"
+                f"{case.M}x{case.N}x{case.K} (cl_intel_subgroup_matrix_multiply_accumulate, "
+                "New OpenCL C Functions: M=8 tiles of N=16, K=16)"
             )
         return self._intel_missing(self._float_case(case.a, case.c, case.M))
 

@@ -275,7 +275,8 @@ class CoopOpenCL:
                 return miss
         elif not self.has_extension(CLC_FEATURE) and not self._clc_defined():
             return (
-                f"{CLC_FEATURE} not defined by the OpenCL C compiler of {name} (the Clang RFC's coop_mat proposal); "
+                f"{CLC_FEATURE} not defined by the OpenCL C compiler of {name} "
+                "(the Clang RFC's coop_mat proposal); "
                 f"--assume-extension {CLC_FEATURE} tries it anyway"
             )
         if dev.subgroup_sizes and case.sg not in dev.subgroup_sizes:

@@ -2,7 +2,8 @@
 module of ``cts.kernels.spirv_intel`` (validated by spirv-val) is loaded with
 ``clCreateProgramWithIL`` (``build_program(il=...)``).
 
-Support detection (cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V Environment Specification), in this order:
+Support detection (cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V
+Environment Specification), in this order:
 
 1. the device accepts SPIR-V IL at all (``CL_DEVICE_IL_VERSION``);
 2. ``cl_khr_spirv_queries`` lists the SPIR-V extension
@@ -151,7 +152,9 @@ class SpirvOpenCL:
         if case.level == "required" and dev.subgroup_sizes and min(dev.subgroup_sizes) != case.sg:
             return (
                 f"minimum subgroup size of {dev.name} is {min(dev.subgroup_sizes)}: the required N={case.sg} "
-                f"combinations belong to devices with minimum subgroup size {case.sg} (cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V Environment Specification)"
+                f"combinations belong to devices with minimum subgroup size {case.sg} "
+                "(cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V "
+                "Environment Specification)"
             )
         if case.a == "tf32" and not self.has_extension(TF32_EXTENSION):
             return f"{TF32_EXTENSION} not supported by {dev.name} (tf32 operands)"

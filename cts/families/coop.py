@@ -1,4 +1,5 @@
-"""Case space of the cooperative-matrix family (SPV_KHR_cooperative_matrix, VK_KHR_cooperative_matrix, cl_khr_cooperative_matrix draft).
+"""Case space of the cooperative-matrix family (SPV_KHR_cooperative_matrix, VK_KHR_cooperative_matrix,
+cl_khr_cooperative_matrix draft).
 
 Sources of the space
 * ``VkCooperativeMatrixPropertiesKHR`` entries (Vulkan specification, Cooperative Matrices): either the

@@ -1,8 +1,8 @@
 """Case catalogs for SYCL ``joint_matrix`` (sycl_ext_oneapi_matrix,
 sycl_ext_intel_matrix, and the deprecated sycl_ext_oneapi_matrix_no_use).
 
-Every combination table of sycl_ext_oneapi_matrix, Supported Combinations Per Hardware is one data table below (Intel
-AMX, the two Intel XMX classes, NVIDIA sm_70/72/80, AMD gfx90a), plus the old
+Every combination table of sycl_ext_oneapi_matrix, Supported Combinations Per Hardware is one data table
+below (Intel AMX, the two Intel XMX classes, NVIDIA sm_70/72/80, AMD gfx90a), plus the old
 API's static-query table (sycl_ext_oneapi_matrix_no_use).  Operations (both APIs, sycl_ext_intel_matrix):
 
 * ``mad``         D = A x B + C, D type may differ from C type (sycl_ext_oneapi_matrix), every

@@ -67,7 +67,8 @@ OBSERVE_C = {"f16": "f32", "si8": "i32", "ui8": "i32", "f32": "f32", "f64": "f64
 MLIR_OPS = ("load_store", "compute", "constant", "elementwise", "thread_local", "gpu_rotate", "mma_rotate")
 ROTATE_OPS = ("gpu_rotate", "mma_rotate")
 LANE_OPS = ("thread_local", "gpu_rotate", "mma_rotate")  # programs whose lane arithmetic needs S
-# name -> ((m, n, k), A/B types, C types): shapes devices report (Vulkan specification, Cooperative Matrices; H100, lavapipe)
+# name -> ((m, n, k), A/B types, C types): shapes devices report (Vulkan specification, Cooperative
+# Matrices; H100, lavapipe)
 DEVICE_SHAPES = {
     "m8n8k8": ((8, 8, 8), ("f16", "si8", "ui8"), ("f16", "f32", "i32")),
     "m16n8k16": ((16, 8, 16), ("f16",), ("f16", "f32")),

@@ -5,10 +5,12 @@ capability 6236) takes its element types from an operand literal
 (SPV_INTEL_subgroup_matrix_multiply_accumulate, "Matrix Multiply Accumulate Operands").  The *required* set is
 the list of "Modifications to the OpenCL SPIR-V Environment Specification" in
 cl_intel_subgroup_matrix_multiply_accumulate >= 1.1.0 and its _tf32 companion
-(cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V Environment Specification): 40 combinations for subgroup size 8, 48 for 16 and 4 tf32
-ones.  The *extended* set (``--spirv-extended``) adds the combinations beyond
-that list whose meaning the instruction's mapping rules (SPV_INTEL_subgroup_matrix_multiply_accumulate, Mapping Matrix Data to Invocations)
-still define exactly: subgroup sizes 4 and 32, other K for the same element
+(cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V Environment
+Specification): 40 combinations for subgroup size 8, 48 for 16 and 4 tf32 ones.  The *extended* set
+(``--spirv-extended``) adds the combinations beyond
+that list whose meaning the instruction's mapping rules (SPV_INTEL_subgroup_matrix_multiply_accumulate,
+Mapping Matrix Data to Invocations) still define exactly: subgroup sizes 4 and 32, other K for the same
+element
 types (the general N < K packing and N > K interleaving), and the mixed
 C / Result precisions of the float types.
 
@@ -175,7 +177,8 @@ class SpirvMmaCase:
             "tier": self.tier,
         }
 
-    # --- operand shapes (SPV_INTEL_subgroup_matrix_multiply_accumulate, Mapping Matrix Data to Invocations) --------------------------------
+    # --- operand shapes (SPV_INTEL_subgroup_matrix_multiply_accumulate, Mapping Matrix Data to
+    # Invocations) --------------------------------
     @property
     def is_float(self) -> bool:
         return etype(self.a).is_float
@@ -225,7 +228,8 @@ class SpirvMmaCase:
 
 # ---------------------------------------------------------------- the tables
 def required_rows() -> list[dict]:
-    """cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V Environment Specification: (N, K, a, b, c, result) rows the OpenCL SPIR-V
+    """cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V Environment
+    Specification: (N, K, a, b, c, result) rows the OpenCL SPIR-V
     environment lists; each x M in {1, 2, 4, 8}."""
     rows = []
     for n in (8, 16):
@@ -244,8 +248,8 @@ _VEC_SIZES = (1, 2, 3, 4, 8, 16)  # OpenCL SPIR-V vectors (8, 16 with Vector16)
 
 
 def well_defined(sg: int, k: int, a: str, b: str, M: int) -> bool:
-    """Whether the mapping rules of SPV_INTEL_subgroup_matrix_multiply_accumulate, Mapping Matrix Data to Invocations give (N, K, types, M) one
-    exact meaning with legal OpenCL SPIR-V types:
+    """Whether the mapping rules of SPV_INTEL_subgroup_matrix_multiply_accumulate, Mapping Matrix Data
+    to Invocations give (N, K, types, M) one exact meaning with legal OpenCL SPIR-V types:
 
     * A, N <= K: K/N elements packed in one integer value per row, container
       of 8, 16, 32 or 64 bits (tf32: exactly one 32-bit float, so N == K);

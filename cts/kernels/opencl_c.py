@@ -22,7 +22,8 @@ host (``reference/layout.py``).  Rules followed:
   (OpenCL C allows ``__local`` variables only there) for a layered split
   implementation to exchange ``a`` through local memory.
 * All buffers carry raw bits (``uint`` for 32-bit, ``ushort`` for 16-bit
-  containers) and are reinterpreted with ``as_<type>n`` (cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL C Specification:
+  containers) and are reinterpreted with ``as_<type>n`` (cl_intel_subgroup_matrix_multiply_accumulate,
+  Modifications to the OpenCL C Specification:
   fp16/bf16 data travels in integer types).
 
 A prelude file (``--opencl-prelude FILE|builtin``) is prepended to every
@@ -213,7 +214,8 @@ def intel_split_kernel(case, subgroups: int, prelude: str = "") -> KernelSource:
 
 
 def tf32_convert_kernel(case, items: int, prelude: str = "") -> KernelSource:
-    """intel_convert_tfloat32{n}_as_float{n} (cl_intel_subgroup_matrix_multiply_accumulate_tf32): one vector per
+    """intel_convert_tfloat32{n}_as_float{n} (cl_intel_subgroup_matrix_multiply_accumulate_tf32): one
+    vector per
     work-item, any work-group size."""
     w = case.width
     ft, ut = _vec("float", w), _vec("uint", w)

@@ -19,7 +19,8 @@ Tokens: capability SubgroupMatrixMultiplyAccumulateINTEL (6236), opcode 6237,
 extension string and operand literal (SPV_INTEL_subgroup_matrix_multiply_accumulate,
 Token Number Assignments, Matrix Multiply Accumulate Operands).
 Execution mode SubgroupSize N (SubgroupDispatch) fixes N, which the
-instruction takes from the subgroup (SPV_INTEL_subgroup_matrix_multiply_accumulate, OpSubgroupMatrixMultiplyAccumulateINTEL).
+instruction takes from the subgroup (SPV_INTEL_subgroup_matrix_multiply_accumulate,
+OpSubgroupMatrixMultiplyAccumulateINTEL).
 
 K Dim "must come from a constant instruction" (the instruction's text), which SPIR-V 2.2.1
 defines to include the specialization constants: with ``case.kdim == "spec"``
@@ -82,8 +83,8 @@ def _operand_types(case) -> dict[str, tuple[str, int, int]]:
     """(kind, bits, components) of A, B, C and Result as SPIR-V types.
 
     Packed integer and packed fp16/bf16 data travel in integer containers,
-    tf32 in 32-bit floats (SPV_INTEL_subgroup_matrix_multiply_accumulate, Matrix Multiply Accumulate Operands comments); C / Result are the
-    accumulator types, bf16 in a 16-bit integer (with CBFloat16 /
+    tf32 in 32-bit floats (SPV_INTEL_subgroup_matrix_multiply_accumulate, Matrix Multiply Accumulate
+    Operands comments); C / Result are the accumulator types, bf16 in a 16-bit integer (with CBFloat16 /
     ResultBFloat16).
     """
 

@@ -32,7 +32,8 @@ __all__ = ["run_intel_mma", "judge_mma", "run_tf32_convert", "SUBGROUPS_PER_CASE
 SUBGROUPS_PER_CASE = 32
 
 
-# the Intel OpenCL extensions promise a "full precision" accumulator (cl_intel_subgroup_matrix_multiply_accumulate)
+# the Intel OpenCL extensions promise a "full precision" accumulator
+# (cl_intel_subgroup_matrix_multiply_accumulate)
 INTEL_RULES = MmaRules(full_precision=True)
 
 

@@ -8,8 +8,8 @@ every store, the padding between rows, which a store must leave untouched.
 
 Strides: loads use the case's stride ("tight" = the minimum for the layout,
 "pad" = the next multiple of 16 above it, which also satisfies CUDA's
-multiple-of-8 / multiple-of-4 rule, sycl_ext_oneapi_matrix, Supported Combinations Per Hardware), stores use the other
-one, so a device that ignores the stride fails either way.
+multiple-of-8 / multiple-of-4 rule, sycl_ext_oneapi_matrix, Supported Combinations Per Hardware), stores
+use the other one, so a device that ignores the stride fails either way.
 
 Backend entry: ``run_joint_matrix(case, **buffers)``; every buffer is
 (tiles, size) uint64 of raw element bits (tf32 in its float container),

@@ -103,7 +103,8 @@ def run_intel_split_mma(
                 f"no pairing explains work-group(s) {', '.join(map(str, bad[:8]))}"
                 + ("" if len(bad) <= 8 else f" and {len(bad) - 8} more")
                 + " (every subgroup: its own B and accumulator, the A halves of itself and one partner of its "
-                "work-group, partners mutual and distinct; cl_intel_subgroup_split_matrix_multiply_accumulate)"
+                "work-group, partners mutual and distinct; "
+                "cl_intel_subgroup_split_matrix_multiply_accumulate)"
             )
             v.notes += [explain.why(u) for u in wrong[:MAX_EXPLAINED]]
     note = _pairing_note(pairs, W, h)
