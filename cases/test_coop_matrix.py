@@ -1,6 +1,7 @@
 """Conformance cases for cooperative matrix: SPV_KHR_cooperative_matrix /
 VK_KHR_cooperative_matrix, the cl_khr_cooperative_matrix draft and the
-OpenCL C ``coop_mat`` proposal (spec-digest 4, seed 002).
+OpenCL C ``coop_mat`` proposal (SPV_KHR_cooperative_matrix; VK_KHR_cooperative_matrix; the
+cl_khr_cooperative_matrix draft; the Clang RFC for OpenCL C cooperative matrix types).
 
 The space comes from the device's VkCooperativeMatrixPropertiesKHR entries
 or from ``--coop-profile``; ids carry the api, the operation and every axis

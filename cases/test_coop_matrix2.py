@@ -1,5 +1,5 @@
 """Conformance cases for NV cooperative matrix 2: VK_NV_cooperative_matrix2,
-SPV_NV_cooperative_matrix2, SPV_NV_tensor_addressing (issue 19 item 2).
+SPV_NV_cooperative_matrix2, SPV_NV_tensor_addressing.
 
 Ids carry the op, its variant, the source matrix type and the scope, e.g.
 ``test_coop_matrix2[vk2-reduce-2x2-sum-out8x8-C16x16-f16-sg]``,

@@ -1,5 +1,6 @@
-"""Conformance cases for the OpenCL forms of cooperative matrix (issue 6
-item 6; spec-digest 4.1, 4.4; seed 002).
+"""Conformance cases for the OpenCL forms of cooperative matrix
+(SPV_KHR_cooperative_matrix; the cl_khr_cooperative_matrix draft, OpenCL-Docs pull request 1533; the
+Clang RFC's OpenCL C ``coop_mat`` syntax).
 
 Same operations, buffers, reference and runner as ``test_coop_matrix``
 (``cts.runs.coop.run_coop``, through ``cts.runs.coop.opencl.run_coop_opencl``); ids start with the form:
@@ -9,7 +10,7 @@ Same operations, buffers, reference and runner as ``test_coop_matrix``
 On an OpenCL device without the extension / feature macro every case skips
 naming it; ``--assume-extension`` runs them in a child process each.
 
-The OpenCL axes (issue 23 item 4, ``cts.families.coop_ocl_axes``) select with
+The OpenCL axes (``cts.families.coop_ocl_axes``) select with
 ``-k``: ``ptr-u32`` (pointee type), ``rtstride``, ``rowblk`` / ``colblk`` (ARM
 blocked layouts, skip naming CooperativeMatrixLayoutsARM where absent),
 ``qalign`` / ``qstride`` (the draft queries 0x107A / 0x107B at their minimum)

@@ -1,7 +1,8 @@
 """Conformance cases for cl_intel_subgroup_matrix_multiply_accumulate (+ _tf32)
 and cl_intel_subgroup_split_matrix_multiply_accumulate.
 
-Every built-in overload of the three extensions (spec-digest 1.3, 1.5, 2)
+Every built-in overload of the three extensions (cl_intel_subgroup_matrix_multiply_accumulate, New OpenCL C
+Functions; its _tf32 companion; cl_intel_subgroup_split_matrix_multiply_accumulate)
 crossed with the data tiers; ids carry every axis, e.g.
 ``test_intel_mma[sg16-bf16_bf16-k16-M4-acc_bf16-exact]``.
 """

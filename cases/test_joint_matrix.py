@@ -1,6 +1,8 @@
-"""Conformance cases for SYCL joint_matrix (spec-digest section 5).
+"""Conformance cases for SYCL joint_matrix (sycl_ext_oneapi_matrix, current
+and deprecated API; sycl_ext_intel_matrix).
 
-Every combination table of spec-digest 5.3 and the old API's table (5.1),
+Every combination table of sycl_ext_oneapi_matrix, Supported Combinations Per Hardware and the old API's table
+(sycl_ext_oneapi_matrix_no_use),
 for the operations fill, load/store (each layout and stride), mad (D type may
 differ from C type), copy (type / use / layout change), apply with row/column
 coordinates, and the checked load / store / fill out-of-bounds rules; ids

@@ -1,6 +1,7 @@
 """Conformance cases for the MLIR gpu dialect's subgroup-MMA operations,
 ``gpu.rotate`` and the proposed ``gpu.subgroup_mma_rotate`` realized as its
-RFC lowering (spec-digest 6.1 - 6.3, seed 004).
+RFC lowering (MLIR GPUOps.td op descriptions; LLVM Discourse RFC "Add GPU operations
+to permute data in 2 loaded mma_matrix").
 
 Ids name the op and its axes, e.g. ``test_mlir_mma[compute-f16_f16_f32-aT-bN-padded]``,
 ``test_mlir_mma[gpu_rotate-f32-sg16-w8-off7]``, ``test_mlir_mma[mma_rotate-COp-f32-sg16-off8]``.

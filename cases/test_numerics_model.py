@@ -1,7 +1,8 @@
-"""The ``model`` tier of the numerics fingerprint (issue 8).
+"""The ``model`` tier of the numerics fingerprint.
 
-No spec fixes the precision or order of a float subgroup MMA (spec-digest
-7.1), so a device is judged against its *own* inferred fingerprint: the
+No spec fixes the precision or order of a float subgroup MMA
+(SPV_KHR_cooperative_matrix and the Vulkan specification leave order and internal precision
+implementation-dependent), so a device is judged against its *own* inferred fingerprint: the
 backend's float multiply-accumulate is characterized by the experiments of
 ``cts.numerics.probes`` (products, subnormals, block size and order, rounding,
 alignment window, ...), and random tiles must then be reproduced bit for bit

@@ -2,8 +2,9 @@
 (OpSubgroupMatrixMultiplyAccumulateINTEL, capability 6236).
 
 * ``test_spirv_intel_mma``: the 92 combinations the OpenCL SPIR-V
-  environment requires (spec-digest 3.5) x data tiers; ``--spirv-extended``
-  adds the other well-defined ones.  Ids carry N, K, the operand literal and
+  environment requires (cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V
+  Environment Specification) x data tiers; ``--spirv-extended`` adds the other well-defined ones.  Ids
+  carry N, K, the operand literal and
   M, e.g. ``test_spirv_intel_mma[n16-k16-lit0x300c-M8-exact]``.
 * ``test_spirv_builtin_crosscheck``: where a backend has both the OpenCL C
   built-in and the SPIR-V instruction, identical bits for identical inputs.

@@ -7,7 +7,8 @@ Ids carry api, type (with vector width), required subgroup size and the
 cluster size (``rotate`` = no cluster), e.g.
 ``test_subgroup_rotate[spirv-half4-sg16-c2]``.  Every case runs all delta
 classes (0, 1, N-1, N, > N, negative) and partial last subgroups in one
-launch (spec-digest 6.4, 6.5, 8).
+launch (SPV_KHR_subgroup_rotate; cl_khr_subgroup_rotate; OpenCL-CTS
+``subgroup_functions_rotate`` checks the same classes).
 """
 
 import pytest

@@ -2,7 +2,7 @@
 processes on this machine, merged into one report.
 
 pytest-xdist's controller handles every report of every item, and on a small
-machine it competes with the workers for the cores (README "Speed"); a
+machine it competes with the workers for the cores (docs/parallel.md, docs/benchmarks.md); a
 ``--shard k/N`` process collects and runs only its own slice and writes only
 its own journal, so N of them scale with the cores.  This launcher starts
 ``pytest <options> -p no:xdist --shard k/N --run-id RUN --journal-only``
@@ -16,7 +16,7 @@ error, 4 usage error).  Each shard's terminal output is kept in
 
 A CI job matrix does the same across machines: each job runs one
 ``--shard k/N --run-id $PIPELINE --journal-only``, one last job runs
-``python -m cts report`` on all journals (README "Parallel sweeps").
+``python -m cts report`` on all journals (docs/parallel.md).
 """
 
 from __future__ import annotations

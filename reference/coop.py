@@ -1,9 +1,10 @@
-"""Reference pieces of cooperative matrix (spec-digest 4.1, 4.2).
+"""Reference pieces of cooperative matrix (SPV_KHR_cooperative_matrix, OpCooperativeMatrixMulAddKHR
+and its layouts).
 
 * Memory images of Load/Store: RowMajorKHR puts element (r, c) at
   ``Pointer[r * Stride + c]``, ColumnMajorKHR at ``Pointer[c * Stride + r]``;
   Stride counts elements of the pointee type; Stride 0 on Load makes every
-  row (column) read the same data (spec-digest 4.1, layout table).
+  row (column) read the same data (SPV_KHR_cooperative_matrix, layout table).
 * Element-wise arithmetic (OpIAdd/FAdd ... OpMatrixTimesScalar) on exact
   values, integers wrapped to the component width.
 * Conversions (OpConvertFToS/U, OpConvertS/UToF, OpS/UConvert, OpFConvert):
@@ -12,8 +13,8 @@
   toward zero (values in range only); to a float type: the exact value if
   representable, otherwise either neighbour (no rounding mode is fixed for
   conversions in Vulkan; the Vulkan CTS accepts round-down or round-up too).
-* Integer MulAdd (spec-digest 4.2): A, B, C elements sign- or zero-extended
-  by their Signed bits, products and the sum exact, then the low-order
+* Integer MulAdd (SPV_KHR_cooperative_matrix, OpCooperativeMatrixMulAddKHR): A, B, C elements sign- or
+  zero-extended by their Signed bits, products and the sum exact, then the low-order
   Result bits (wrap) or, with SaturatingAccumulation, clamped to the Result
   range using the Result's signedness.  Callers keep the A x B intermediate
   within the result range when saturating (its overflow is undefined).
@@ -163,7 +164,7 @@ def muladd_int(
     saturating: bool = False,
 ) -> np.ndarray:
     """Exact D = A (S,M,K) x B (S,K,N) + C (S,M,N) on element values already
-    extended by their signedness (spec-digest 4.2 items 1-3)."""
+    extended by their signedness (SPV_KHR_cooperative_matrix, OpCooperativeMatrixMulAddKHR)."""
     rt = etype(result)
     exact = matmul_int(A, B) + np.asarray(C, dtype=np.int64)
     if saturating:

@@ -1,11 +1,11 @@
-"""Reference memory rules of the OpenCL cooperative-matrix axes (issue 23 item 4).
+"""Reference memory rules of the OpenCL cooperative-matrix axes.
 
 All addresses are **byte** offsets from the Load/Store 'Pointer'; an image is a
 (S, bytes) uint8 array, one row per subgroup.
 
 * Pointee type other than the component type (SPV_KHR_cooperative_matrix,
   Cooperative Matrix Layout table and issue "Should we allow the Pointer type
-  and matrix component type to mismatch?"; spec-digest 4.1 "Stride in
+  and matrix component type to mismatch?"; SPV_KHR_cooperative_matrix "Stride in
   elements of the pointee type"): RowMajorKHR takes the elements of row r
   "in order from contiguous locations starting at Pointer[r*Stride]", so
   element (r, c) of a component of z bytes starts at byte
@@ -14,7 +14,7 @@ All addresses are **byte** offsets from the Load/Store 'Pointer'; an image is a
   place.
 * ARM blocked layouts (SPV_ARM_cooperative_matrix_layouts, Cooperative Matrix
   Layout table rows 4202 RowBlockedInterleavedARM and 4203
-  ColumnBlockedInterleavedARM; spec-digest 4.1): 64-byte blocks of 4 rows x
+  ColumnBlockedInterleavedARM; SPV_KHR_cooperative_matrix): 64-byte blocks of 4 rows x
   16/z columns, row-major inside a block; blocks in row-major (4202) or
   column-major (4203) order; "interleaved at a 4-byte granularity in groups
   whose size is given by the Stride operand" (1, 2 or 4).  The suite's reading
@@ -25,7 +25,7 @@ All addresses are **byte** offsets from the Load/Store 'Pointer'; an image is a
   4 x Stride for 4203) make every group lie inside one block row (4202) or
   block column (4203), which is what this reading needs.  Stride 1 is the plain
   blocked layout.
-* Draft queries of cl_khr_cooperative_matrix (spec-digest 4.4): a Load/Store
+* Draft queries of cl_khr_cooperative_matrix (cl_khr_cooperative_matrix draft): a Load/Store
   pointer must be aligned to max(z, CL_DEVICE_COOPERATIVE_MATRIX_POINTER_ALIGNMENT_KHR)
   bytes and its Stride, in bytes, a multiple of max(z,
   CL_DEVICE_COOPERATIVE_MATRIX_STRIDE_MULTIPLE_KHR); otherwise the behaviour is
@@ -112,10 +112,10 @@ def write_elements(image: np.ndarray, addr: np.ndarray, values: np.ndarray) -> n
 
 
 def pointer_alignment(z: int, reported: int) -> int:
-    """Bytes a Load/Store pointer must be aligned to (draft, spec-digest 4.4)."""
+    """Bytes a Load/Store pointer must be aligned to (cl_khr_cooperative_matrix draft)."""
     return max(z, int(reported or 0))
 
 
 def stride_multiple(z: int, reported: int) -> int:
-    """Bytes a Load/Store Stride must be a multiple of (draft, spec-digest 4.4)."""
+    """Bytes a Load/Store Stride must be a multiple of (cl_khr_cooperative_matrix draft)."""
     return max(z, int(reported or 0))

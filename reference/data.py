@@ -322,11 +322,11 @@ def accprec_operands(a_type, b_type, c_type, acc_type, M, K, N, S, rng):
     products narrow and adds C wide is seen too.
 
     Basis: the Intel extensions call the accumulator and result "full
-    precision" (cl_intel_subgroup_matrix_multiply_accumulate, spec-digest
-    1, 7.1); SPV_KHR_cooperative_matrix leaves the internal precision to the
-    client API and Vulkan / SPV_INTEL / SYCL joint_matrix / MLIR leave it
-    implementation-defined (spec-digest 4.2 item 4, 3.6, 7.1).  For those
-    the tier holds the suite's stated assumption (reference/tolerance.py,
+    precision" (cl_intel_subgroup_matrix_multiply_accumulate); SPV_KHR_cooperative_matrix leaves the
+    internal precision to the client API and Vulkan / SPV_INTEL / SYCL joint_matrix / MLIR leave it
+    implementation-defined (SPV_KHR_cooperative_matrix, OpCooperativeMatrixMulAddKHR;
+    SPV_INTEL_subgroup_matrix_multiply_accumulate; sycl_ext_oneapi_matrix).  For those the tier holds
+    the suite's stated assumption (reference/tolerance.py,
     Rule F (2): "the accumulator type itself, the weakest format" an
     accumulator may have), which Rule F already applies to random data;
     this tier makes it visible bit for bit on every element.

@@ -1,7 +1,7 @@
 """A parametrized, bit-exact model of a hardware float multiply-accumulate.
 
 No spec fixes the precision or the order of a float subgroup MMA
-(spec-digest 7.1: "implementation-defined"), so a device can only be
+(SPV_INTEL, SPV_KHR_cooperative_matrix, Vulkan: "implementation-defined"), so a device can only be
 simulated bit for bit from a *fingerprint* of how it computes.  The
 parameters are the features Fasi, Higham, Mikaitis and Pranesh ("Numerical
 behavior of NVIDIA tensor cores", PeerJ Comput. Sci. 7:e330, 2021) measure:

@@ -4,7 +4,8 @@ Every matrix element travels as raw bits (an unsigned integer of ``bits`` width)
 ``decode`` turns bits into exact values (int64 for integers, float64 for floats)
 and ``encode`` turns values into bits, rounding floats to nearest even.
 
-Spec facts used here (spec-digest sections 1.1, 1.5, 3.2, 7.1):
+Spec facts used here (cl_intel_subgroup_matrix_multiply_accumulate and _tf32,
+SPV_INTEL_subgroup_matrix_multiply_accumulate):
 
 * i4/u4 are nibbles; a signed nibble is sign-extended from bit 3.
 * fp16 is IEEE binary16, bf16 is the upper half of binary32 (ml_dtypes.bfloat16).

@@ -1,10 +1,10 @@
 """Rules of the Intel extensions beyond the MMA arithmetic itself.
 
 * ``split_pairings`` -- cl_intel_subgroup_split_matrix_multiply_accumulate
-  (spec-digest 2): two subgroups cooperate, "the first M/2 rows of the matrix
-  source are provided by the first subgroup, the remaining M/2 rows by the
+  (cl_intel_subgroup_split_matrix_multiply_accumulate): two subgroups cooperate, "the first M/2 rows of
+  the matrix source are provided by the first subgroup, the remaining M/2 rows by the
   second"; *which* two subgroups pair up is left to the implementation (the
-  extension's open issue 1, UNRESOLVED).  What any implementation must still
+  extension's Issues, the first, UNRESOLVED).  What any implementation must still
   give: every subgroup's result is A x B_own + acc_own, where A is the halves
   of itself and exactly one partner; partners are mutual (if s pairs with t,
   t pairs with s, the two see the same A), distinct (never itself) and belong
@@ -14,13 +14,13 @@
   two is "first" is not defined either, so both orders are accepted, the
   same for both partners.
 * ``round_f_to_tf32`` -- OpRoundFToTF32INTEL (SPV_INTEL_tensor_float32_
-  conversion rev 3, "Conversion Instructions"; spec-digest 1.5): round a
+  conversion rev 3, "Conversion Instructions"; cl_intel_subgroup_matrix_multiply_accumulate_tf32): round a
   32-bit float to tf32 (1 sign, 8 exponent, 10 fraction bits) to nearest
   even, per component; an infinity stays the same infinity, a NaN stays a
   NaN (not necessarily the same).  The same rule as the OpenCL built-ins
   ``intel_convert_tfloat32*_as_float*`` (Rule T).
 * ``k_dim_value`` -- SPV_INTEL_subgroup_matrix_multiply_accumulate
-  (spec-digest 3.1, 3.3): K Dim "must come from a constant instruction with
+  (OpSubgroupMatrixMultiplyAccumulateINTEL): K Dim "must come from a constant instruction with
   scalar 32-bit integer type"; a constant instruction is an OpConstant* or
   an OpSpec* instruction (SPIR-V 2.2.1, "Constant Instruction"), and a
   specialization constant takes the value the client API sets for its

@@ -1,12 +1,11 @@
 """Independent model of SYCL ``joint_matrix`` memory semantics.
 
-Sources: spec-digest section 5 (5.1 old ``matrix_layout`` API, 5.2 current
-``use``/``layout`` API and ``sycl_ext_intel_matrix``), seed 001 (the old API
-text with the VNNI example), and the ``sycl_ext_intel_matrix`` "Packed Layout
-Format" section (examples 1 and 2).
+Sources: sycl_ext_oneapi_matrix_no_use (old ``matrix_layout`` API, with the VNNI
+example), sycl_ext_oneapi_matrix (current ``use``/``layout`` API) and ``sycl_ext_intel_matrix``, and the
+``sycl_ext_intel_matrix`` "Packed Layout Format" section (examples 1 and 2).
 
 A joint matrix is opaque: its element -> work-item mapping is
-implementation-defined (5.1 ``get_wi_data``), so everything observable is
+implementation-defined (sycl_ext_oneapi_matrix_no_use, ``get_wi_data``), so everything observable is
 memory.  This module maps *logical* matrices (S, R, C) of raw element bits
 (uint64, one matrix per tile) to and from memory images (S, size) and models
 the operations:
@@ -14,13 +13,13 @@ the operations:
 * layouts: ``row`` (element (r, c) at r*stride + c), ``col`` (at c*stride + r),
   ``packed`` (current API ``ext_intel_packed``, old ``packed_b``): the VNNI
   image P = vnni(X) with P[i, j] at i*stride + j ("stride counts elements
-  between packed rows", 5.2), and old-API ``packed_a``: VNNI of the
+  between packed rows", sycl_ext_oneapi_matrix), and old-API ``packed_a``: VNNI of the
   column-major image, P = vnni(X^T) ("the packed size for A is (K/2, M*2)",
-  seed 001).
-* VNNI (seed 001, sycl_ext_intel_matrix examples): factor f = 32 / element
+  sycl_ext_oneapi_matrix_no_use).
+* VNNI (sycl_ext_oneapi_matrix_no_use, sycl_ext_intel_matrix examples): factor f = 32 / element
   bits for 8- and 16-bit elements (4 and 2), 1 otherwise;
   vnni(X)[i, j*f + k] = X[i*f + k, j].
-* checked load / store / fill (5.2, ``sycl_ext_intel_matrix`` rev 2): the
+* checked load / store / fill (``sycl_ext_intel_matrix`` rev 2): the
   memory matrix is Height x Width in the tile's layout, the tile starts at
   (coordX, coordY); out-of-bounds elements load and fill as 0, stores to them
   are dropped.  For ``packed`` the bounds and coordinates count packed rows
@@ -31,7 +30,7 @@ the operations:
   memory (the dimension ``stride`` separates is the row); for ``col`` that
   is the transposed matrix (an interpretation, stated here).  Fill has no
   memory: its bounds are logical rows and columns.
-* apply with coordinates (5.2): the callback sees the logical (pre-VNNI)
+* apply with coordinates (sycl_ext_intel_matrix): the callback sees the logical (pre-VNNI)
   row and column.
 """
 
@@ -71,7 +70,7 @@ def vnni_factor(elem_bits: int) -> int:
 
 
 def mem_type(name: str) -> ElemType:
-    """The memory element type: tf32 lives in a float container (5.2)."""
+    """The memory element type: tf32 lives in a float container (sycl_ext_oneapi_matrix, tf32)."""
     return etype("f32" if name == "tf32" else name)
 
 

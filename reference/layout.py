@@ -1,8 +1,8 @@
 """Logical matrices <-> per-invocation register images (the spec's mapping rules).
 
 Source: SPV_INTEL_subgroup_matrix_multiply_accumulate, "Mapping Matrix Data to
-Invocations" (seed 003; spec-digest 3.4), which the OpenCL built-ins of
-cl_intel_subgroup_matrix_multiply_accumulate follow (spec-digest 1.2, 1.5).
+Invocations", which the OpenCL built-ins of
+cl_intel_subgroup_matrix_multiply_accumulate follow (and _tf32 for the tf32 row).
 
 Conventions: logical matrices hold raw element bits (uint64) with a leading
 batch axis S (one matrix per subgroup): A is (S, M, K), B is (S, K, N), C and

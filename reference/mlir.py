@@ -1,6 +1,7 @@
 """The MLIR gpu dialect's subgroup-MMA operations, ``gpu.rotate`` and the
 proposed ``gpu.subgroup_mma_rotate``, as plain functions on logical
-matrices (spec-digest 6.1 - 6.3, seed 004).
+matrices (MLIR GPUOps.td; the LLVM Discourse RFC "Add GPU operations to permute
+data in 2 loaded mma_matrix").
 
 * ``gpu.subgroup_mma_load_matrix %mem[%i, %j] {leadDimension = L}``: the
   element (r, c) of the result comes from the memref element at linear
@@ -60,7 +61,7 @@ __all__ = [
 ]
 
 # opType -> (arity, operand kind, result kind); "f" float, "i" integer,
-# "f16->f32" / "f32->f16" conversions (spec-digest 6.2)
+# "f16->f32" / "f32->f16" conversions (MLIR GPU dialect, GPUOps.td op descriptions)
 ELEMENTWISE: dict[str, tuple[int, str]] = {
     "addf": (2, "f"),
     "mulf": (2, "f"),
@@ -202,7 +203,7 @@ def mma_rotate_sequence(a: np.ndarray, b: np.ndarray, offset: int) -> np.ndarray
     return seq.reshape(a.shape)
 
 
-# The rule of each float opType for special values (issue 23), from the op definitions:
+# The rule of each float opType for special values, from the op definitions:
 # * the dialect names the opTypes only (GPUOps.td, MMAElementwiseOp: "addf", ..., "extf"); what each
 #   means is fixed by the arith op it stands for, the correspondence VectorToGPU uses to produce them
 #   (mlir/lib/Conversion/VectorToGPU/VectorToGPU.cpp, convertElementwiseOpToMMA: arith.addf -> addf,

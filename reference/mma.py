@@ -1,7 +1,7 @@
 """The exact reference for D = A x B + C.
 
-Integers (spec-digest 3.6, 4.2): computed exactly in 64-bit from the exact
-element values, then the low-order ``result_bits`` of the exact value, read as
+Integers (SPV_INTEL_subgroup_matrix_multiply_accumulate, OpCooperativeMatrixMulAddKHR): computed exactly
+in 64-bit from the exact element values, then the low-order ``result_bits`` of the exact value, read as
 two's complement (wrap-around); or, for cooperative matrix with
 SaturatingAccumulation, clamped to the result range.
 

@@ -1,7 +1,7 @@
 """Subgroup rotate: the source-invocation rules of the specs, and the expected
 result of a launch given the subgroups the device reports.
 
-Spec facts (spec-digest 6.4, 6.5; peer-suites A.8, B.1):
+Spec facts (SPV_KHR_subgroup_rotate, cl_khr_subgroup_rotate; as read by VK-GL-CTS and OpenCL-CTS):
 
 * ``cl_khr_subgroup_rotate`` (OpenCL C): ``sub_group_rotate(value, int delta)``
   returns the value of the work-item whose subgroup local id is
@@ -23,7 +23,7 @@ Spec facts (spec-digest 6.4, 6.5; peer-suites A.8, B.1):
   non-uniform branch) is undefined and is not checked ("the resulting value
   is undefined if the selected invocation is inactive"; OpenCL C: the
   built-ins "need not be encountered by all work-items").
-* ``gpu.rotate`` (MLIR, spec-digest 6.3) uses the SPIR-V formula with
+* ``gpu.rotate`` (MLIR, MLIR GPU dialect, gpu.rotate) uses the SPIR-V formula with
   width as the group size; see :mod:`reference.mlir`.
 """
 
@@ -72,7 +72,7 @@ def rotate_source(lid: np.ndarray, delta: np.ndarray, group: int, rule: str, bit
 
 def rules_agree(group: int, deltas: np.ndarray) -> bool:
     """True when the OpenCL C and SPIR-V wordings give the same sources for
-    every lane of a group of this size and these deltas (spec-digest 6.5)."""
+    every lane of a group of this size and these deltas (cl_khr_subgroup_rotate)."""
     lid = np.arange(group)[:, None]
     d = np.asarray(deltas)[None, :]
     try:
@@ -83,7 +83,7 @@ def rules_agree(group: int, deltas: np.ndarray) -> bool:
         return False
 
 
-# The delta classes every case covers (spec-digest 8, issue 7): 0, 1, N-1, N,
+# The delta classes every case covers (as OpenCL-CTS subgroup_functions_rotate): 0, 1, N-1, N,
 # > N and negative; N is the rotation group size.  Values of each class are
 # listed by :func:`delta_values`.
 DELTA_CLASSES = ("zero", "one", "n_minus_1", "n", "gt_n", "negative")

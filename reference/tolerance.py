@@ -1,8 +1,9 @@
 """Acceptance rules, each with its derivation.
 
 No spec gives a floating-point accuracy bound or an order for subgroup MMA
-(spec-digest 7.1): precision and order are implementation-defined.  A CTS must
-never fail a correct implementation and must still catch wrong ones, so every
+(SPV_INTEL_subgroup_matrix_multiply_accumulate, SPV_KHR_cooperative_matrix, Vulkan): precision and order
+are implementation-defined.  A CTS must never fail a correct implementation and must still catch wrong
+ones, so every
 rule below is derived from what the specs do fix, plus one documented
 assumption per profile.
 
@@ -19,7 +20,7 @@ Rule F (float multiply-accumulate, tiers ``random`` / ``special``).
       adders that round once per block, wider internal registers) performs at
       most n roundings on the path to each term, each with relative error at
       most u' where u' = u (round to nearest) or 2u (directed rounding, e.g.
-      truncation, which the H100 is seen to use: DEVICE.md "Numerics seen").
+      truncation, which the H100 is seen to use: reports/numerics/).
       Hence |s_hat - s| <= gamma_n(u') * sum|t_i|, gamma_n(u) = n u / (1 - n u)
       (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 4.2).
       u is the unit roundoff of the accumulation format; the profile says
@@ -51,9 +52,9 @@ Rule E also judges tier ``accprec`` (every float multiply-accumulate entry):
   (or C as loaded, or any chain step) is one precision step narrower
   (f64 -> f32, f32 -> f16 / bf16 / tf32, f16 -> bf16) cannot represent a
   single result element.  Spec basis: the Intel extensions' "full
-  precision" accumulator (spec-digest 1, 7.1); for SPV_KHR_cooperative_
-  matrix (internal precision "defined by the client API", 4.2 item 4),
-  Vulkan, SPV_INTEL (3.6), SYCL joint_matrix and MLIR, whose texts leave
+  precision" accumulator (cl_intel_subgroup_matrix_multiply_accumulate); for SPV_KHR_cooperative_
+  matrix (internal precision "defined by the client API", OpCooperativeMatrixMulAddKHR),
+  Vulkan, SPV_INTEL (OpSubgroupMatrixMultiplyAccumulateINTEL), SYCL joint_matrix and MLIR, whose texts leave
   the internal precision open, it is the assumption Rule F (2) already
   makes in every profile: the accumulation format is at worst the
   accumulator type itself (``Profile.acc_format`` may only widen it).

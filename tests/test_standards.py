@@ -324,7 +324,8 @@ def test_bad_cli_input_is_one_clear_line(args, names, tmp_path):
 
 
 # ---------------------------------------------------------- README truth
-README = (ROOT / "README.md").read_text()
+# the README and the pages of docs/ it sends the reader to
+README = "\n".join(p.read_text() for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
 EXTERNAL_OPTIONS = {
     "--target-env",  # spirv-val's, quoted from the Vulkan section
     "--help",

@@ -1,6 +1,6 @@
 """``run_joint_matrix`` on the CUDA driver: SYCL joint_matrix's NVIDIA
-Tensor Core rows (sm70 / sm72 / sm80 of spec-digest 5.3) as the PTX DPC++'s
-CUDA path emits (cts.kernels.ptx_joint), assembled by the driver
+Tensor Core rows (sm70 / sm72 / sm80 of sycl_ext_oneapi_matrix, Supported Combinations Per Hardware) as
+the PTX DPC++'s CUDA path emits (cts.kernels.ptx_joint), assembled by the driver
 (cuModuleLoadData) for the device's compute capability, one launch of one
 warp per tile.
 

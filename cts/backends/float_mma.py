@@ -1,6 +1,7 @@
 """The Intel float built-ins as an abstract ``mma(A, B, C) -> D`` on values:
 logical tiles packed into the spec's per-invocation register images
-(reference.layout, spec-digest 1.2 / 3.4), run through any backend's
+(reference.layout; SPV_INTEL_subgroup_matrix_multiply_accumulate,
+"Mapping Matrix Data to Invocations"), run through any backend's
 ``run_intel_mma`` (the emulator, or an OpenCL device natively or through a
 prelude) and decoded back.  The OpenCL backend's ``run_float_mma`` and the
 numerics fingerprint (``cts.numerics.intel``) use it."""

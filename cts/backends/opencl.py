@@ -57,7 +57,8 @@ from cts.kernels.opencl_c import (
 
 class IntelOpenCL:
     """Families intel_mma, intel_split_mma, intel_tf32_convert on OpenCL
-    (spec-digest 1 and 2); same operand shapes as the emulator
+    (cl_intel_subgroup_matrix_multiply_accumulate and its
+    split companion); same operand shapes as the emulator
     (cts/backends/base.py)."""
 
     TF32_ITEMS = 256
@@ -80,7 +81,8 @@ class IntelOpenCL:
             explicit = getattr(self, "assumed_explicit", self.assumed)
             native = case.extension in dev.extensions and case.extension not in explicit
             if native and "*" not in explicit and min(dev.subgroup_sizes) != sg:
-                # spec-digest 1.1: a device provides the N variant of its minimum subgroup size only
+                # cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL C
+                # Specification: a device provides the N variant of its minimum subgroup size only
                 return (
                     f"{name} has minimum subgroup size {min(dev.subgroup_sizes)}: its {case.extension} "
                     f"built-ins are the N={min(dev.subgroup_sizes)} variants, not N={sg}"
@@ -93,9 +95,10 @@ class IntelOpenCL:
     unsupported_intel_split_mma = _intel_missing
     unsupported_intel_tf32_convert = _intel_missing
 
-    # --- float MMA of the numerics model tier (family float_mma, issue 8) ---
-    # The float Intel built-ins (spec-digest 1.3, N = 16, K = 16, M = 8) as an
-    # abstract mma(A, B, C) -> D: cts.backends.float_mma packs the logical tiles
+    # --- float MMA of the numerics model tier (family float_mma) ---
+    # The float Intel built-ins (cl_intel_subgroup_matrix_multiply_accumulate, New OpenCL C Functions, N
+    # = 16, K = 16, M = 8) as an abstract mma(A, B, C) -> D: cts.backends.float_mma packs the logical
+    # tiles
     # into the spec's register images and runs them through run_intel_mma.
     def _float_case(self, a: str, c: str, M: int):
         from cts.families.intel import IntelMmaCase
@@ -109,7 +112,8 @@ class IntelOpenCL:
         if (case.a, case.c, case.M, case.N, case.K) not in self.numerics_targets():
             return (
                 f"no Intel float built-in computes {case.a}*{case.a}+{case.c} "
-                f"{case.M}x{case.N}x{case.K} (spec-digest 1.3: M=8 tiles of N=16, K=16)"
+                f"{case.M}x{case.N}x{case.K} (cl_intel_subgroup_matrix_multiply_accumulate, "
+                "New OpenCL C Functions: M=8 tiles of N=16, K=16)"
             )
         return self._intel_missing(self._float_case(case.a, case.c, case.M))
 
@@ -185,10 +189,10 @@ from cts.backends.opencl_mlir import MlirOpenCL  # noqa: E402
 _OPENCL_MIXINS += (MlirOpenCL,)  # MLIR gpu.rotate / mma_rotate lowered to OpenCL C
 from cts.backends.opencl_coop import CoopOpenCL  # noqa: E402
 
-_OPENCL_MIXINS += (CoopOpenCL,)  # cooperative matrix, OpenCL forms (issue 6 item 6)
+_OPENCL_MIXINS += (CoopOpenCL,)  # cooperative matrix, OpenCL forms
 from cts.backends.opencl_joint import JointOpenCL  # noqa: E402
 
-_OPENCL_MIXINS += (JointOpenCL,)  # joint_matrix, the AMX tables as SPIR-V (issue 17)
+_OPENCL_MIXINS += (JointOpenCL,)  # joint_matrix, the AMX tables as SPIR-V
 from cts.backends.opencl_subgroup_builtins import SubgroupBuiltinsOpenCL  # noqa: E402
 
 _OPENCL_MIXINS += (SubgroupBuiltinsOpenCL,)  # the subgroup built-ins the rotate oracle relies on
@@ -267,7 +271,7 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
         if other.get("assume_extension") is True:  # another room's flag form of --assume-extension
             assumed += ("*",)
         backend = cls(device, opencl_prelude, assumed, opencl_cache_dir)
-        backend.joint_lowering = other.get("joint_lowering") or "spec"  # --joint-lowering (issue 17)
+        backend.joint_lowering = other.get("joint_lowering") or "spec"  # --joint-lowering
         return backend
 
     # ------------------------------------------------------------ describe

@@ -1,6 +1,6 @@
-"""OpenCL mixin for the cooperative-matrix family (issue 6 item 6): the
+"""OpenCL mixin for the cooperative-matrix family: the
 OpenCL forms ``clspv`` (SPIR-V Kernel module, cl_khr_cooperative_matrix
-draft, spec-digest 4.4) and ``clc`` (OpenCL C ``coop_mat`` proposal, seed 002).
+draft) and ``clc`` (OpenCL C ``coop_mat`` types, the Clang RFC's proposal).
 
 Support detection, per form:
 
@@ -14,7 +14,7 @@ Support detection, per form:
 * ``clc``: the OpenCL C compiler defines ``__opencl_c_ext_cooperative_matrix``
   (a probe kernel with ``#ifndef ... #error``, built once per session).
 
-The OpenCL axes (issue 23 item 4): :meth:`CoopOpenCL.coop_ocl_table` reports
+The OpenCL axes: :meth:`CoopOpenCL.coop_ocl_table` reports
 the variants of every subgroup size and the draft queries 0x107A / 0x107B
 (``clGetDeviceInfo``); every case is cross-checked against them (a kernel whose
 pointers or Strides break the reported rules skips naming the query and its
@@ -82,7 +82,7 @@ def child_timeout_s() -> float:
     return v
 
 
-# cl_device_cooperative_matrix_component_type_khr (spec-digest 4.4)
+# cl_device_cooperative_matrix_component_type_khr (cl_khr_cooperative_matrix draft)
 CL_COMPONENT = {
     0: "f16",
     1: "f32",
@@ -275,7 +275,8 @@ class CoopOpenCL:
                 return miss
         elif not self.has_extension(CLC_FEATURE) and not self._clc_defined():
             return (
-                f"{CLC_FEATURE} not defined by the OpenCL C compiler of {name} (coop_mat proposal, seed 002); "
+                f"{CLC_FEATURE} not defined by the OpenCL C compiler of {name} "
+                "(the Clang RFC's coop_mat proposal); "
                 f"--assume-extension {CLC_FEATURE} tries it anyway"
             )
         if dev.subgroup_sizes and case.sg not in dev.subgroup_sizes:

@@ -1,5 +1,6 @@
-"""OpenCL mixin for SYCL ``joint_matrix`` (issue 17): the Intel AMX tables
-(spec-digest 5.1 old API, 5.3 current API) through SPIR-V modules in the
+"""OpenCL mixin for SYCL ``joint_matrix``: the Intel AMX tables
+(sycl_ext_oneapi_matrix_no_use for the deprecated API; sycl_ext_oneapi_matrix, "Supported
+Combinations Per Hardware", for the current API) through SPIR-V modules in the
 form DPC++ gives Intel's CPU runtime (``cts.kernels.joint_spv``).
 
 When a case runs, in this order (each miss is a skip naming it):
@@ -53,7 +54,8 @@ from cts.kernels.joint_spv import ENTRY, SUBGROUP_SIZE, buffer_slots, stride_slo
 __all__ = ["JointOpenCL", "host_cpu_flags", "row_feature", "COOP_EXTENSION"]
 
 COOP_EXTENSION = "cl_khr_cooperative_matrix"
-# table row -> (CPU flag, the architectures spec-digest 5.3 names for it)
+# table row -> (CPU flag, the architectures sycl_ext_oneapi_matrix, Supported Combinations Per Hardware
+# names for it)
 _ROW_FEATURES = {
     "int8": ("amx_int8", "intel_cpu_spr, intel_cpu_gnr (impl. intel_cpu_dmr)"),
     "bf16": ("amx_bf16", "intel_cpu_spr, intel_cpu_gnr (impl. intel_cpu_dmr)"),
@@ -126,7 +128,8 @@ class JointOpenCL:
     def unsupported_joint_matrix(self, case) -> str | None:
         if case.arch != "amx":
             return (
-                f"joint_matrix on OpenCL realizes the Intel AMX tables (spec-digest 5.1, 5.3); table "
+                "joint_matrix on OpenCL realizes the Intel AMX tables "
+                "(sycl_ext_oneapi_matrix, Supported Combinations Per Hardware); table "
                 f"{case.arch} is another device class ({ARCHES.get(case.arch, case.arch)})"
             )
         why = unrealizable(case)
@@ -151,7 +154,8 @@ class JointOpenCL:
         flag, arches = _ROW_FEATURES[row]
         if flags is not None and flag not in flags:
             return (
-                f"outside the AMX table for this CPU: spec-digest 5.3 lists the {row} row for {arches}; "
+                "outside the AMX table for this CPU: sycl_ext_oneapi_matrix, Supported Combinations Per "
+                f"Hardware lists the {row} row for {arches}; "
                 f"this host lacks CPU flag {flag} ({have})"
             )
         return self._joint_caps_unlisted(case)
@@ -311,7 +315,8 @@ class _Server:
                 sig = _signal_name(rc) if rc < 0 else f"exit status {rc}"
                 raise CaseError(
                     f"{case.id}: the OpenCL runtime died with {sig} during {phase} {where}; the AMX table "
-                    f"(spec-digest 5.3) promises this combination, so this is the device's failure. "
+                    "(sycl_ext_oneapi_matrix, Supported Combinations Per Hardware) promises this combination, "
+                    "so this is the device's failure. "
                     f"Its output:\n{log or '(nothing)'}"
                 )
             res = json.loads(line)

@@ -2,7 +2,8 @@
 module of ``cts.kernels.spirv_intel`` (validated by spirv-val) is loaded with
 ``clCreateProgramWithIL`` (``build_program(il=...)``).
 
-Support detection (spec-digest 3.5; issue 5 item 4), in this order:
+Support detection (cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V
+Environment Specification), in this order:
 
 1. the device accepts SPIR-V IL at all (``CL_DEVICE_IL_VERSION``);
 2. ``cl_khr_spirv_queries`` lists the SPIR-V extension
@@ -14,7 +15,8 @@ Support detection (spec-digest 3.5; issue 5 item 4), in this order:
 
 Otherwise every case skips with the reason naming what is missing.  The
 required combinations of subgroup size N apply to devices whose *minimum*
-subgroup size is N (spec-digest 1.1, 3.5); the tf32 row needs
+subgroup size is N (cl_intel_subgroup_matrix_multiply_accumulate,
+Modifications to the OpenCL C and the OpenCL SPIR-V Environment Specifications); the tf32 row needs
 ``cl_intel_subgroup_matrix_multiply_accumulate_tf32``.
 
 Intel's CPU runtime reports neither (local-runtimes 2.0, 2.4): all cases
@@ -150,7 +152,9 @@ class SpirvOpenCL:
         if case.level == "required" and dev.subgroup_sizes and min(dev.subgroup_sizes) != case.sg:
             return (
                 f"minimum subgroup size of {dev.name} is {min(dev.subgroup_sizes)}: the required N={case.sg} "
-                f"combinations belong to devices with minimum subgroup size {case.sg} (spec-digest 3.5)"
+                f"combinations belong to devices with minimum subgroup size {case.sg} "
+                "(cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V "
+                "Environment Specification)"
             )
         if case.a == "tf32" and not self.has_extension(TF32_EXTENSION):
             return f"{TF32_EXTENSION} not supported by {dev.name} (tf32 operands)"
@@ -215,7 +219,7 @@ class SpirvOpenCL:
         """None where the device claims capability 6425: cl_khr_spirv_queries
         lists it with SPV_INTEL_tensor_float32_conversion, or the device lists
         cl_intel_subgroup_matrix_multiply_accumulate_tf32 (whose SPIR-V rules
-        make accepting it mandatory, spec-digest 1.5), or --assume-extension
+        make accepting it mandatory, cl_intel_subgroup_matrix_multiply_accumulate_tf32), or --assume-extension
         names either (a prelude's cts-provides does not count: it cannot
         change what a SPIR-V module gets).  Else the skip reason names the
         capability and says what the runtime does with such a module."""

@@ -1,15 +1,16 @@
-"""Case space of the cooperative-matrix family (spec-digest 4).
+"""Case space of the cooperative-matrix family (SPV_KHR_cooperative_matrix, VK_KHR_cooperative_matrix,
+cl_khr_cooperative_matrix draft).
 
 Sources of the space
-* ``VkCooperativeMatrixPropertiesKHR`` entries (spec-digest 4.3): either the
+* ``VkCooperativeMatrixPropertiesKHR`` entries (Vulkan specification, Cooperative Matrices): either the
   ones a real device reports (``VulkanBackend.coop_entries()``) or a built-in
   property profile, data in ``cts/profiles/*.json`` (``--coop-profile NAME``).
 * The matrix *types* an entry allows: A = M x K of AType, B = K x N of BType,
-  accumulator = M x N of CType or ResultType (spec-digest 4.3, SPIR-V
+  accumulator = M x N of CType or ResultType (Vulkan specification, Cooperative Matrices, SPIR-V
   environment rule).  Every operation other than MulAdd is enumerated per
   matrix type (deduplicated over entries), MulAdd per entry.
 
-Operations (issue 6 / SPV_KHR_cooperative_matrix, spec-digest 4.1):
+Operations (SPV_KHR_cooperative_matrix):
 ``length``, ``access`` (extract/insert over the length), ``splat`` (constant
 and composite construct), ``load`` / ``store`` (RowMajor / ColumnMajor,
 tight / padded / zero stride, storage buffer / workgroup memory), the
@@ -21,7 +22,7 @@ the type is signed; SaturatingAccumulation only where reported), ``chain``
 APIs: ``vk`` (GLSL GL_KHR_cooperative_matrix -> SPIR-V, Vulkan), ``clspv``
 (SPIR-V with the Kernel capability for OpenCL devices advertising
 ``cl_khr_cooperative_matrix``, draft; Subgroup scope only, no bf16, no
-OpMatrixTimesScalar) and ``clc`` (OpenCL C ``coop_mat`` proposal, seed 002:
+OpMatrixTimesScalar) and ``clc`` (OpenCL C ``coop_mat`` types of the Clang RFC:
 load, store, mulAdd, + - * / unary -, matrix * scalar).
 """
 
@@ -62,7 +63,7 @@ PROFILES_DIR = Path(__file__).resolve().parent.parent / "profiles"
 CHAIN = 4  # MulAdds chained over K in the ``chain`` op
 GEMM_TILES = (2, 2, 4)  # (tiles along M, along N, along K) of the ``gemm`` op
 
-# VkComponentTypeKHR (spec-digest 4.3) -> suite type name
+# VkComponentTypeKHR (Vulkan specification, Cooperative Matrices) -> suite type name
 VK_COMPONENT: dict[int, str] = {
     0: "f16",
     1: "f32",
@@ -107,7 +108,7 @@ class CoopEntry:
     @property
     def signed_bits(self) -> int:
         """Cooperative Matrix Operands a conforming module must carry
-        (spec-digest 4.3): Signed bit iff the type is a signed integer,
+        (Vulkan specification, Cooperative Matrices): Signed bit iff the type is a signed integer,
         SaturatingAccumulation iff the entry says so."""
         bits = 0
         for bit, t in ((1, self.A), (2, self.B), (4, self.C), (8, self.R)):
@@ -220,7 +221,7 @@ class MatType:
 
 
 def matrix_types(entries) -> list[MatType]:
-    """The distinct matrix types the entries allow (spec-digest 4.3)."""
+    """The distinct matrix types the entries allow (Vulkan specification, Cooperative Matrices)."""
     out: dict[MatType, None] = {}
     for e in entries:
         out[MatType("A", e.M, e.K, e.A, e.scope)] = None
@@ -311,7 +312,7 @@ class CoopCase:
 
 ELEMENTWISE = ("add", "sub", "mul", "div", "neg", "scale")
 
-# KHR axes beyond the plain forms (issue 19 item 1, issue 23 item 7): id token -> (axis, what
+# KHR axes beyond the plain forms: id token -> (axis, what
 # the kernel does differently).  Load/store also take ``mem="bda"`` (PhysicalStorageBuffer).
 VARIANTS: dict[str, tuple[str, str]] = {
     "spush": ("stride source", "Stride read from a push constant"),
@@ -383,7 +384,7 @@ INT_TIERS = ("exact", "onehot", "random", "special")
 
 def _muladd_tiers(e: CoopEntry, tiers: tuple[str, ...]) -> list[str]:
     """Data tiers of ``reference.data`` (no ``rounding``: no cooperative-matrix
-    spec fixes a rounding, spec-digest 4.2 item 4), plus the planted integer
+    spec fixes a rounding: SPV_KHR_cooperative_matrix, OpCooperativeMatrixMulAddKHR), plus the planted integer
     tiers ``wrap`` (non-saturating) and ``sat`` (saturating entries), both
     enumerated with ``special``."""
     base = [t for t in (INT_TIERS if e.is_int else FLOAT_TIERS) if t in tiers]
@@ -398,8 +399,8 @@ def _api_allows(
     api: str, entry: CoopEntry | None = None, mat: MatType | None = None, op: str = "", to: str = ""
 ) -> bool:
     """OpenCL forms: Subgroup scope only, no bf16 (cl_khr_cooperative_matrix
-    draft, spec-digest 4.4); no OpMatrixTimesScalar in OpenCL environments
-    for SPIR-V (spec-digest 4.1); the OpenCL C proposal defines load, store,
+    cl_khr_cooperative_matrix draft); no OpMatrixTimesScalar in OpenCL environments
+    for SPIR-V (SPV_KHR_cooperative_matrix); the OpenCL C proposal defines load, store,
     mulAdd and the operators + - * / unary - and matrix * scalar only."""
     if api == "vk":
         types = (entry.A, entry.B, entry.C, entry.R) if entry else (mat.t,)

@@ -1,5 +1,5 @@
 """Case space of NV cooperative matrix 2 (``VK_NV_cooperative_matrix2``,
-SPV_NV_cooperative_matrix2 + SPV_NV_tensor_addressing; issue 19 item 2).
+SPV_NV_cooperative_matrix2 + SPV_NV_tensor_addressing).
 
 Sources of the space: the KHR property entries of the session (the
 cooperative-matrix family's: the device's or ``--coop-profile``) give the

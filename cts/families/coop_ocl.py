@@ -1,4 +1,4 @@
-"""Case space of the OpenCL forms of cooperative matrix (issue 6 item 6).
+"""Case space of the OpenCL forms of cooperative matrix.
 
 The cases are the cooperative-matrix room's own (``cts.families.coop``:
 same dataclass fields, same buffers, same runner ``cts.runs.coop.run_coop``, same
@@ -7,11 +7,11 @@ names the form first:
 
 * ``cl-spirv-...``: SPIR-V with the Kernel capability and
   ``CooperativeMatrixKHR`` for devices that advertise
-  ``cl_khr_cooperative_matrix`` (draft, spec-digest 4.4): Subgroup scope
-  only, no bf16, no OpMatrixTimesScalar (spec-digest 4.1: not supported in
+  ``cl_khr_cooperative_matrix`` (draft, OpenCL-Docs pull request 1533): Subgroup scope
+  only, no bf16, no OpMatrixTimesScalar (SPV_KHR_cooperative_matrix: not supported in
   OpenCL environments).
 * ``cl-c-...``: OpenCL C in the ``coop_mat`` syntax of the Clang proposal
-  (seed 002) for compilers that define ``__opencl_c_ext_cooperative_matrix``:
+  (its RFC) for compilers that define ``__opencl_c_ext_cooperative_matrix``:
   load, store, mulAdd, the operators ``+ - * /``, unary ``-`` and
   matrix * scalar.
 
@@ -47,7 +47,7 @@ API_OF_FORM = {v: k for k, v in FORMS.items()}
 class OclCoopCase(CoopCase):
     """A :class:`CoopCase` of an OpenCL api whose id starts with its form.
 
-    The OpenCL axes (issue 23 item 4; ``cts.families.coop_ocl_axes``), each an
+    The OpenCL axes (``cts.families.coop_ocl_axes``), each an
     id token before the tier: ``ptr`` (pointee type of the Load/Store pointer,
     ``ptr-u32``), ``rtstride`` (Stride a kernel argument), ARM blocked layouts
     (``layout`` ``rowblk`` / ``colblk``, ``stride`` ``il1`` / ``il2`` / ``il4``),
@@ -129,7 +129,7 @@ def ocl_coop_cases(
     (the device's variants per subgroup size and draft query values; default:
     ``entries`` at ``sg`` only, queries unknown)."""
     apis = tuple(API_OF_FORM[f] for f in forms)
-    # the draft has no bf16 component type (spec-digest 4.4): also not as a
+    # the draft has no bf16 component type (cl_khr_cooperative_matrix draft): also not as a
     # conversion target
     out = [as_ocl(c) for c in coop_cases(entries, tiers, sg, apis) if c.to != "bf16"]
     table = table or OclTable({sg: tuple(entries)})

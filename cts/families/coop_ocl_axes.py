@@ -1,11 +1,11 @@
-"""The OpenCL axes of the cooperative-matrix space (issue 23 item 4).
+"""The OpenCL axes of the cooperative-matrix space.
 
 Beside the plain space (``cts.families.coop``, one subgroup size, Load/Store
 pointers of the component type, compile-time strides, RowMajor/ColumnMajor):
 
 * ``ptr`` -- Load/Store through a pointer whose pointee type is not the
   component type (``ptr-u8`` ``ptr-u16`` ``ptr-u32`` ``ptr-u64`` ``ptr-u32x4``);
-  Stride in pointee elements (spec-digest 4.1).  Padded strides: 16 bytes past
+  Stride in pointee elements (SPV_KHR_cooperative_matrix).  Padded strides: 16 bytes past
   the tight row.
 * ``rtstride`` -- Stride a ``ulong`` kernel argument, not a constant (padded,
   0 on Load, and once with a ``ptr`` pointee).
@@ -48,7 +48,8 @@ __all__ = [
     "arm_shape_ok",
 ]
 
-ARM_LAYOUTS = {"rowblk": 4202, "colblk": 4203}  # id token -> Cooperative Matrix Layout (spec-digest 4.1)
+# id token -> Cooperative Matrix Layout (SPV_KHR_cooperative_matrix, ARM blocked layouts)
+ARM_LAYOUTS = {"rowblk": 4202, "colblk": 4203}
 
 
 def arm_shape_ok(rows: int, cols: int, z: int, layout: str, interleave: int) -> bool:

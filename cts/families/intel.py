@@ -1,7 +1,7 @@
 """Case spaces for the Intel subgroup-MMA OpenCL extensions.
 
-Tables mirror spec-digest sections 1.3 (cl_intel_subgroup_matrix_multiply_
-accumulate v1.1.0), 1.5 (the _tf32 companion) and 2 (the split extension).
+Tables mirror the built-in lists of cl_intel_subgroup_matrix_multiply_accumulate
+v1.1.0 (New OpenCL C Functions), its _tf32 companion and the split extension.
 Every built-in overload is one row; rows x data tiers are the cases.
 """
 
@@ -30,22 +30,22 @@ INTEL_EXTENSION = "cl_intel_subgroup_matrix_multiply_accumulate"
 INTEL_TF32_EXTENSION = "cl_intel_subgroup_matrix_multiply_accumulate_tf32"
 INTEL_SPLIT_EXTENSION = "cl_intel_subgroup_split_matrix_multiply_accumulate"
 
-# K is fixed by the element width (spec-digest 1.1): k32 for 8-bit, k64 for
-# 4-bit, k16 for fp16/bf16, k8 for tf32.
+# K is fixed by the element width (cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the
+# OpenCL C Specification): k32 for 8-bit, k64 for 4-bit, k16 for fp16/bf16, k8 for tf32.
 K_OF = {"i8": 32, "u8": 32, "i4": 64, "u4": 64, "f16": 16, "bf16": 16, "tf32": 8}
 INT_PAIRS = [(a, b) for w in ("8", "4") for a in ("i" + w, "u" + w) for b in ("i" + w, "u" + w)]
 FLOAT_PAIRS = [("bf16", "bf16"), ("f16", "f16")]
 M_VALUES = (1, 2, 4, 8)
 SPLIT_M_VALUES = (2, 4, 8)
 # subgroups per work-group of the split cases: the spec leaves "which two
-# subgroups pair up" to the implementation (spec-digest 2, open issue 1); with
-# 2 the pairing is forced, with 4 and 8 a device must pick mutual partners
+# subgroups pair up" to the implementation (cl_intel_subgroup_split_matrix_multiply_accumulate, Issues,
+# the first); with 2 the pairing is forced, with 4 and 8 a device must pick mutual partners
 SPLIT_WG_VALUES = (2, 4, 8)
 
 
 def base_rows(sg: int) -> list[tuple[str, str, str]]:
     """(a, b, acc) rows of the base extension for subgroup size ``sg``
-    (spec-digest 1.3: 10 rows for N=8, 12 for N=16)."""
+    (cl_intel_subgroup_matrix_multiply_accumulate, New OpenCL C Functions: 10 rows for N=8, 12 for N=16)."""
     rows = [(a, b, "i32") for a, b in INT_PAIRS]
     rows += [(a, b, "f32") for a, b in FLOAT_PAIRS]
     if sg == 16:  # fp16/bf16 accumulator overloads, N = 16 devices only
@@ -220,8 +220,8 @@ def intel_mma_cases(tiers: tuple[str, ...]) -> list[IntelMmaCase]:
 
 
 def intel_split_cases(tiers: tuple[str, ...]) -> list[IntelMmaCase]:
-    """18 split built-ins (spec-digest 2): i8/u8 pairs and bf16/f16, M = 2, 4, 8,
-    subgroup size 8 only; x 2, 4, 8 subgroups per work-group (``wg4``, ``wg8``
+    """18 split built-ins (cl_intel_subgroup_split_matrix_multiply_accumulate): i8/u8 pairs and
+    bf16/f16, M = 2, 4, 8, subgroup size 8 only; x 2, 4, 8 subgroups per work-group (``wg4``, ``wg8``
     in the id; 2 is the id without it)."""
     pairs = [(a, b, "i32") for a, b in INT_PAIRS if a[1] == "8"] + [(a, b, "f32") for a, b in FLOAT_PAIRS]
     sp = (
@@ -236,7 +236,7 @@ def intel_split_cases(tiers: tuple[str, ...]) -> list[IntelMmaCase]:
 
 @dataclass(frozen=True)
 class Tf32ConvertCase:
-    """intel_convert_tfloat32{,2,3,4,8,16}_as_float{n} (spec-digest 1.5)."""
+    """intel_convert_tfloat32{,2,3,4,8,16}_as_float{n} (cl_intel_subgroup_matrix_multiply_accumulate_tf32)."""
 
     width: int
     tier: str

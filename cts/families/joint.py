@@ -1,10 +1,11 @@
-"""Case catalogs for SYCL ``joint_matrix`` (spec-digest section 5).
+"""Case catalogs for SYCL ``joint_matrix`` (sycl_ext_oneapi_matrix,
+sycl_ext_intel_matrix, and the deprecated sycl_ext_oneapi_matrix_no_use).
 
-Every combination table of spec-digest 5.3 is one data table below (Intel
-AMX, the two Intel XMX classes, NVIDIA sm_70/72/80, AMD gfx90a), plus the old
-API's static-query table (5.1).  Operations (5.1, 5.2, sycl_ext_intel_matrix):
+Every combination table of sycl_ext_oneapi_matrix, Supported Combinations Per Hardware is one data table
+below (Intel AMX, the two Intel XMX classes, NVIDIA sm_70/72/80, AMD gfx90a), plus the old
+API's static-query table (sycl_ext_oneapi_matrix_no_use).  Operations (both APIs, sycl_ext_intel_matrix):
 
-* ``mad``         D = A x B + C, D type may differ from C type (5.2), every
+* ``mad``         D = A x B + C, D type may differ from C type (sycl_ext_oneapi_matrix), every
                   combination row x shape x data tier with the canonical
                   layouts, and a layout sweep (A/B/C/D layouts) per row.
 * ``ldst``        load with a layout and stride, store with the other stride.
@@ -21,7 +22,7 @@ e.g. ``xmx16-cur-mad-bf16_bf16_f32_bf16-m8n16k16-mad-row_packed_row_row-tight-ro
 Not enumerated, on purpose: ``ext_intel_packed`` for use::a (the Intel text
 describes the packing on "the matrix", which for A would pack pairs of M
 rows; no implementation or test uses it, so the meaning is not pinned down;
-the old API's ``packed_a`` is covered, seed 001 defines it).
+the old API's ``packed_a`` is covered, the deprecated API's text defines it).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ _PVC_16 = _mle8(16, 16) + [(16, 16, 16), (1, 64, 16), (32, 64, 16), (1, 64, 32),
 _NV3 = [(16, 16, 16), (8, 32, 16), (32, 8, 16)]
 _AMD2 = [(32, 32, 8), (16, 16, 16)]
 
-# (arch, a, b, c, d, shapes, note) -- spec-digest 5.3, current API
+# (arch, a, b, c, d, shapes, note) -- sycl_ext_oneapi_matrix, Supported Combinations Per Hardware, current API
 COMBOS: list[tuple] = []
 for _a, _b in INT_SIGNS:
     COMBOS.append(("amx", _a, _b, "i32", "i32", _amx(64), "spr, gnr"))
@@ -108,7 +109,7 @@ COMBOS += [
     ("gfx90a", "f64", "f64", "f64", "f64", [(16, 16, 4)], ""),
 ]
 
-# Old API (spec-digest 5.1, old static-query header): AMX maxima and DPAS
+# Old API (sycl_ext_oneapi_matrix_no_use, the deprecated API, old static-query header): AMX maxima and DPAS
 # (M in 1, 2, 4, 8; N = 8, the DG2-class subgroup size).
 OLD_COMBOS: list[tuple] = []
 for _a, _b in INT_SIGNS:
@@ -179,7 +180,7 @@ class JointCase:
         }
 
     def dims(self, use: str) -> tuple[int, int]:
-        """Logical (rows, cols) of a matrix with this use (5.2: A is MxK, B
+        """Logical (rows, cols) of a matrix with this use (sycl_ext_oneapi_matrix: A is MxK, B
         KxN, accumulator MxN)."""
         return {"a": (self.M, self.K), "b": (self.K, self.N), "acc": (self.M, self.N)}[use]
 
@@ -301,7 +302,7 @@ def single_cases(tiers: tuple[str, ...]) -> list[JointCase]:
 
 
 def copy_cases(tiers: tuple[str, ...]) -> list[JointCase]:
-    """joint_matrix_copy (5.2, same shape): type change between the
+    """joint_matrix_copy (sycl_ext_oneapi_matrix, same shape): type change between the
     accumulator types of a row, use change accumulator -> A (needs N = K) or
     -> B (M = K) and A -> accumulator (N = K), layout change of A and B
     (Intel: stores of A/B are an Intel extension).  Each kind takes the
@@ -343,7 +344,7 @@ def joint_coop_cases(tiers: tuple[str, ...]) -> list[JointCase]:
     """Current-API mad combinations, one case per distinct (types, shape,
     tier) over all architectures (the first architecture names it).  Only
     power-of-two M, N, K: the shapes a cooperative-matrix property can be
-    expected to list (spec-digest 4.3); the other M of the "M<=8" rows run
+    expected to list (Vulkan specification, Cooperative Matrices); the other M of the "M<=8" rows run
     on the emulator (test_joint_matrix)."""
     seen = set()
     out = []

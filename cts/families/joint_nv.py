@@ -1,5 +1,5 @@
-"""The NVIDIA Tensor Core rows of joint_matrix (spec-digest 5.3: sm70 / sm72 /
-sm80, ext_oneapi_cuda) in every shape x layout combination the table
+"""The NVIDIA Tensor Core rows of joint_matrix (sycl_ext_oneapi_matrix, Supported Combinations Per
+Hardware: sm70 / sm72 / sm80, ext_oneapi_cuda) in every shape x layout combination the table
 allows.
 
 On CUDA every A and B may be row_major or col_major and every accumulator

@@ -1,7 +1,8 @@
 """Case space of the MLIR gpu dialect's subgroup-MMA operations, ``gpu.rotate``
-and the proposed ``gpu.subgroup_mma_rotate`` (spec-digest 6.1 - 6.3, seed 004).
+and the proposed ``gpu.subgroup_mma_rotate`` (MLIR GPUOps.td; the LLVM
+Discourse RFC "Add GPU operations to permute data in 2 loaded mma_matrix").
 
-Element types are the verifier's list (6.1): si8, ui8, i32, f16, f32, f64.
+Element types are the verifier's list (GPUDialect.cpp, !gpu.mma_matrix): si8, ui8, i32, f16, f32, f64.
 Shapes are the WMMA-style ones the upstream lowerings use: (m, n, k) =
 16x16x16 for f16 / si8 / ui8 operands, 16x16x8 for f32, 8x8x4 for f64.
 
@@ -66,7 +67,8 @@ OBSERVE_C = {"f16": "f32", "si8": "i32", "ui8": "i32", "f32": "f32", "f64": "f64
 MLIR_OPS = ("load_store", "compute", "constant", "elementwise", "thread_local", "gpu_rotate", "mma_rotate")
 ROTATE_OPS = ("gpu_rotate", "mma_rotate")
 LANE_OPS = ("thread_local", "gpu_rotate", "mma_rotate")  # programs whose lane arithmetic needs S
-# name -> ((m, n, k), A/B types, C types): shapes devices report (spec-digest 4.3, DEVICE.md, lavapipe)
+# name -> ((m, n, k), A/B types, C types): shapes devices report (Vulkan specification, Cooperative
+# Matrices; H100, lavapipe)
 DEVICE_SHAPES = {
     "m8n8k8": ((8, 8, 8), ("f16", "si8", "ui8"), ("f16", "f32", "i32")),
     "m16n8k16": ((16, 8, 16), ("f16",), ("f16", "f32")),
@@ -82,10 +84,10 @@ GPU_ROTATE_VECTORS = (("f32", 4), ("i32", 2), ("f16", 3))
 # the new element types.  (i128, f8E4M3FN... verify too but no target has a type for them.)
 GPU_ROTATE_TYPES = ("i1", "i8", "i16", "i64", "bf16", "f64")
 GPU_ROTATE_WIDE_VECTORS = (("f32", 8), ("i8", 16), ("i16", 4), ("i64", 2), ("f64", 2), ("bf16", 2), ("i1", 4))
-# subgroup sizes beyond 8 .. 32 (issue 23): 4 (every width) and 64 (widths 1, 2, 32, 64)
+# subgroup sizes beyond 8 .. 32: 4 (every width) and 64 (widths 1, 2, 32, 64)
 GPU_ROTATE_SIZES = {4: (1, 2, 4), 64: (1, 2, 32, 64)}
 ELEMENTWISE_TYPES = {"f": ("f16", "f32", "f64"), "i": ("i32",), "f16->f32": ("f16",), "f32->f16": ("f32",)}
-# data tiers of the float elementwise opTypes beyond the exact data (issue 23; rules in
+# data tiers of the float elementwise opTypes beyond the exact data (rules in
 # reference.mlir.ELEMENTWISE_RULES): NaN operands, signed zeros, infinities, subnormals
 ELEMENTWISE_TIERS = ("nan", "zero", "inf", "subnormal")
 # operand kinds beyond COp that elementwise's verifier takes: A and B matrices (judged through
@@ -199,7 +201,7 @@ def _pow2_upto(n: int) -> list[int]:
 
 
 def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
-    """Every op of spec-digest 6.2 / 6.3 on its axes (data tiers do not
+    """Every op of the MLIR GPU dialect's GPUOps.td and the RFC on its axes (data tiers do not
     apply: every case uses exactly representable, distinct data)."""
     tiers = tuple(tiers)
     out: list[MlirCase] = []
@@ -246,7 +248,7 @@ def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
                     out.append(MlirCase("thread_local", sg, a, a, OBSERVE_C[a], tag=tag))
         for c in C_TYPES:
             out.append(MlirCase("thread_local", sg, c, tag="COp"))
-    for t, vec in GPU_ROTATE_VECTORS:  # value: "integer, float or 1-D vector" (6.3)
+    for t, vec in GPU_ROTATE_VECTORS:  # value: "integer, float or 1-D vector" (gpu.rotate)
         for w in _pow2_upto(16):
             for off in sorted({0, 1, w - 1} & set(range(w))):
                 out.append(MlirCase("gpu_rotate", 16, t, offset=off, width=w, vec=vec))
@@ -262,7 +264,7 @@ def mlir_cases(tiers: tuple[str, ...] = ()) -> list[MlirCase]:
 
 def _elementwise_more(tiers: tuple[str, ...]) -> list[MlirCase]:
     """Elementwise on A and B matrices (exact data) and the float opTypes on
-    C matrices under the special data tiers (issue 23); the tiers come when
+    C matrices under the special data tiers; the tiers come when
     the run asks for ``special`` (or names no tier)."""
     out: list[MlirCase] = []
     for op, (_, kind) in ELEMENTWISE.items():
@@ -279,7 +281,7 @@ def _elementwise_more(tiers: tuple[str, ...]) -> list[MlirCase]:
 
 
 def _gpu_rotate_more() -> list[MlirCase]:
-    """gpu.rotate on the rest of what its verifier accepts (issue 23): the
+    """gpu.rotate on the rest of what its verifier accepts: the
     element types of :data:`GPU_ROTATE_TYPES` and the vectors of
     :data:`GPU_ROTATE_WIDE_VECTORS` at subgroup size 8, and i32 / f32 / f16
     at subgroup sizes 4 and 64 (:data:`GPU_ROTATE_SIZES`)."""

@@ -1,5 +1,6 @@
 """The program of one MLIR case: what every backend runs, derived from the
-case alone (spec-digest 6.2, 6.3).
+case alone (MLIR GPUOps.td op descriptions; the
+mma rotate RFC).
 
 A program is a list of tuples over named matrices, scalars and buffers; the
 emulator interprets it (:mod:`cts.backends.emu_mlir`), the MLIR text

@@ -1,7 +1,7 @@
 """Case space of subgroup rotate: ``cl_khr_subgroup_rotate`` (OpenCL C) and
 ``SPV_KHR_subgroup_rotate`` (SPIR-V ``OpGroupNonUniformRotateKHR``).
 
-Tables mirror spec-digest 6.4 / 6.5 and the checklist row of section 8:
+Tables mirror SPV_KHR_subgroup_rotate and cl_khr_subgroup_rotate:
 
 * OpenCL C gentype: char, uchar, short, ushort, int, uint, long, ulong,
   float, half (cl_khr_fp16), double (cl_khr_fp64); scalars only (the
@@ -24,7 +24,7 @@ Tables mirror spec-digest 6.4 / 6.5 and the checklist row of section 8:
   not id axes; a failure names the launch, delta and form of the failing
   subgroup.
 
-Issue 23 adds three axes (each in the id):
+Three further axes (each in the id):
 
 * SPIR-V vectors of 8 and 16 components (capability Vector16, a Kernel
   capability: OpenCL only), ids ``spirv-float8-...``, ``spirv-uchar16-...``;
@@ -164,7 +164,7 @@ class RotateCase:
 
     @property
     def rule(self) -> str:
-        """Which wording of the source rule applies (spec-digest 6.5)."""
+        """Which wording of the source rule applies (cl_khr_subgroup_rotate)."""
         return self.api
 
     @property
@@ -246,7 +246,7 @@ def rotate_cases(tiers: tuple[str, ...] = ()) -> list[RotateCase]:
 
 
 def _issue23_cases() -> list[RotateCase]:
-    """The axes of issue 23 (module docstring): vectors of 8 and 16 of every
+    """The three further axes (module docstring): vectors of 8 and 16 of every
     type at subgroup size 8 (plain) and 32 (ClusterSize 2); int with 8-,
     16- and 64-bit Delta / ClusterSize at sizes 8 and 64, plain and cluster 2;
     int, ulong and float in non-uniform control flow, both APIs, every size,

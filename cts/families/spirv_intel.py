@@ -1,19 +1,21 @@
 """Case space of SPV_INTEL_subgroup_matrix_multiply_accumulate.
 
 The instruction ``OpSubgroupMatrixMultiplyAccumulateINTEL`` (opcode 6237,
-capability 6236) takes its element types from an operand literal (spec-digest
-3.2, seed 003 "Matrix Multiply Accumulate Operands").  The *required* set is
+capability 6236) takes its element types from an operand literal
+(SPV_INTEL_subgroup_matrix_multiply_accumulate, "Matrix Multiply Accumulate Operands").  The *required* set is
 the list of "Modifications to the OpenCL SPIR-V Environment Specification" in
 cl_intel_subgroup_matrix_multiply_accumulate >= 1.1.0 and its _tf32 companion
-(spec-digest 3.5): 40 combinations for subgroup size 8, 48 for 16 and 4 tf32
-ones.  The *extended* set (``--spirv-extended``) adds the combinations beyond
-that list whose meaning the instruction's mapping rules (spec-digest 3.4)
-still define exactly: subgroup sizes 4 and 32, other K for the same element
+(cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V Environment
+Specification): 40 combinations for subgroup size 8, 48 for 16 and 4 tf32 ones.  The *extended* set
+(``--spirv-extended``) adds the combinations beyond
+that list whose meaning the instruction's mapping rules (SPV_INTEL_subgroup_matrix_multiply_accumulate,
+Mapping Matrix Data to Invocations) still define exactly: subgroup sizes 4 and 32, other K for the same
+element
 types (the general N < K packing and N > K interleaving), and the mixed
 C / Result precisions of the float types.
 
 Axis ``kdim``: K Dim "must come from a constant instruction with scalar
-32-bit integer type" (seed 003); SPIR-V 2.2.1 counts OpSpec* instructions
+32-bit integer type" (SPV_INTEL_subgroup_matrix_multiply_accumulate); SPIR-V 2.2.1 counts OpSpec* instructions
 as constant instructions.  Every combination runs with K Dim an OpConstant
 (``const``, the ids without the axis) and an OpSpecConstant whose value is
 set when the program is built (``spec``, ``-kspec`` in the id).  The operand
@@ -51,7 +53,7 @@ SPIRV_CAPABILITY = 6236  # SubgroupMatrixMultiplyAccumulateINTEL
 M_VALUES = (1, 2, 4, 8)
 KDIM_VALUES = ("const", "spec")  # K Dim: OpConstant, or OpSpecConstant set at build time
 
-# Matrix Multiply Accumulate Operands (spec-digest 3.2 / seed 003), by name.
+# Matrix Multiply Accumulate Operands (SPV_INTEL_subgroup_matrix_multiply_accumulate), by name.
 FLAG = {
     "MatrixASignedComponentsINTEL": 0x1,
     "MatrixBSignedComponentsINTEL": 0x2,
@@ -175,7 +177,8 @@ class SpirvMmaCase:
             "tier": self.tier,
         }
 
-    # --- operand shapes (spec-digest 3.4) --------------------------------
+    # --- operand shapes (SPV_INTEL_subgroup_matrix_multiply_accumulate, Mapping Matrix Data to
+    # Invocations) --------------------------------
     @property
     def is_float(self) -> bool:
         return etype(self.a).is_float
@@ -225,7 +228,8 @@ class SpirvMmaCase:
 
 # ---------------------------------------------------------------- the tables
 def required_rows() -> list[dict]:
-    """spec-digest 3.5: (N, K, a, b, c, result) rows the OpenCL SPIR-V
+    """cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V Environment
+    Specification: (N, K, a, b, c, result) rows the OpenCL SPIR-V
     environment lists; each x M in {1, 2, 4, 8}."""
     rows = []
     for n in (8, 16):
@@ -244,8 +248,8 @@ _VEC_SIZES = (1, 2, 3, 4, 8, 16)  # OpenCL SPIR-V vectors (8, 16 with Vector16)
 
 
 def well_defined(sg: int, k: int, a: str, b: str, M: int) -> bool:
-    """Whether the mapping rules of spec-digest 3.4 give (N, K, types, M) one
-    exact meaning with legal OpenCL SPIR-V types:
+    """Whether the mapping rules of SPV_INTEL_subgroup_matrix_multiply_accumulate, Mapping Matrix Data
+    to Invocations give (N, K, types, M) one exact meaning with legal OpenCL SPIR-V types:
 
     * A, N <= K: K/N elements packed in one integer value per row, container
       of 8, 16, 32 or 64 bits (tf32: exactly one 32-bit float, so N == K);

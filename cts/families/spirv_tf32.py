@@ -1,9 +1,9 @@
 """Case space of OpRoundFToTF32INTEL (SPV_INTEL_tensor_float32_conversion,
-capability TensorFloat32RoundingINTEL 6425, opcode 6426; spec-digest 1.5).
+capability TensorFloat32RoundingINTEL 6425, opcode 6426; cl_intel_subgroup_matrix_multiply_accumulate_tf32).
 
 The instruction rounds a 32-bit float, scalar or vector ("Results are
 computed per component"), to tf32 with rounding to nearest even.  The
-OpenCL _tf32 extension makes accepting it mandatory (spec-digest 1.5); the
+OpenCL _tf32 extension makes accepting it mandatory (cl_intel_subgroup_matrix_multiply_accumulate_tf32); the
 OpenCL C built-ins ``intel_convert_tfloat32{n}_as_float{n}`` are the same
 rule (family ``intel_tf32_convert``).  The cases mirror those built-ins: the
 OpenCL SPIR-V vector sizes 1 (scalar), 2, 3, 4, 8, 16 (8 and 16 with

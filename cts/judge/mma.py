@@ -6,7 +6,7 @@ mad.
 What really differs between the families is a named parameter, nothing else:
 
 * ``full_precision``: the spec promises a full-precision accumulator (only
-  the Intel OpenCL extensions say so, spec-digest 1 and 7.1), which lets the
+  the Intel OpenCL extensions say so, cl_intel_subgroup_matrix_multiply_accumulate), which lets the
   ``rounding`` tier be judged by Rule R in the default profile
   (``reference.tolerance.rounding_mode``);
 * ``acc``: the weakest accumulation format a correct device may use (the
@@ -15,7 +15,7 @@ What really differs between the families is a named parameter, nothing else:
 * ``terms``: the K of the gamma bound (a chain of L MulAdds has L (K + 1)
   roundings: ``terms = L (K + 1) - 1``);
 * ``variants``: other operand values a correct device may multiply (tf32
-  containers truncated or rounded to nearest even, spec-digest 1.5);
+  containers truncated or rounded to nearest even, cl_intel_subgroup_matrix_multiply_accumulate_tf32);
 * ``extra_bound``: a term the reference itself adds (f64 products rounded
   once more in float64: gamma_K(2^-53) * sum|t|);
 * ``flush_inputs``: the special tier also accepts the result of subnormal

@@ -4,22 +4,23 @@
 /*
  * Layered implementation of the Intel subgroup matrix multiply-accumulate
  * built-ins (subgroup-matrix CTS, `--opencl-prelude builtin`).  Written from
- * the spec rules (shared/specs/spec-digest.md):
+ * the rules of cl_intel_subgroup_matrix_multiply_accumulate, its _tf32
+ * companion and cl_intel_subgroup_split_matrix_multiply_accumulate:
  *
- *  1.1/1.2  N = subgroup size (8 or 16), M = components of a/acc, K from the
+ *  packing  N = subgroup size (8 or 16), M = components of a/acc, K from the
  *           name.  Work-item n holds column n of B and of acc/result;
  *           A row m is spread over the subgroup: for N <= K work-item j holds
  *           columns j*(K/N) .. j*(K/N)+K/N-1 of row m in component m, the
  *           lower column in the lower bits.  B dword d of work-item n holds
  *           rows d*(32/bits) .. of column n, the lower row in the lower bits.
- *  1.4      the coding sample: broadcast a's word j from work-item j and add
+ *  sample   the extension's coding sample: broadcast a's word j from work-item j and add
  *           the dot product to a running sum that starts at acc (k ascending).
- *  1.5      tf32 (N = 16 > K = 8): component c of work-item i is row
+ *  tf32     _tf32 (N = 16 > K = 8): component c of work-item i is row
  *           2c + i/8, column i%8; only the 10 upper mantissa bits take part.
  *           intel_convert_tfloat32*: round to nearest even.
- *  2        split: sub-groups 2p and 2p+1 of a work-group pair up (which two
- *           pair is the implementation's choice, open issue 1); 2p passes rows
- *           0..M/2-1 and 2p+1 rows M/2..M-1 of A; exchanged through local memory
+ *  split    sub-groups 2p and 2p+1 of a work-group pair up (which two pair
+ *           is the implementation's choice: the split extension's Issues, the
+ *           first); 2p passes rows 0..M/2-1 and 2p+1 rows M/2..M-1 of A; exchanged through local memory
  *           and a barrier.
  *
  * Needs sub_group_broadcast (cl_khr_subgroups / OpenCL C 3.0 subgroups);
@@ -39,7 +40,8 @@
 
 #define CTS_DEF static inline __attribute__((overloadable))
 
-/* ---- element decoding (spec-digest 1.1: data carried in integer types) ---- */
+/* ---- element decoding (data carried in integer types: cl_intel_subgroup_matrix_
+ * multiply_accumulate, Modifications to the OpenCL C Specification) ---- */
 static inline int cts_sx(uint v, uint bits) {
     const uint m = 1u << (bits - 1u);
     v &= (m << 1) - 1u;
@@ -167,7 +169,7 @@ static inline half cts_ra_f16acc_n16(uint aw, uint8 bv, half acc) {
 #endif
 
 #ifndef cl_intel_subgroup_matrix_multiply_accumulate
-/* spec-digest 1.3, N = 8 (a: int/uint per row) */
+/* cl_intel_subgroup_matrix_multiply_accumulate, New OpenCL C Functions, N = 8 (a: int/uint per row) */
 CTS_PUBLIC(intel_sub_group_i8_i8_matrix_mad_k32, int, int8, int, cts_ra_i8_i8_n8)
 CTS_PUBLIC(intel_sub_group_i8_u8_matrix_mad_k32, int, uint8, int, cts_ra_i8_u8_n8)
 CTS_PUBLIC(intel_sub_group_u8_i8_matrix_mad_k32, uint, int8, int, cts_ra_u8_i8_n8)
@@ -178,7 +180,7 @@ CTS_PUBLIC(intel_sub_group_u4_i4_matrix_mad_k64, uint, int8, int, cts_ra_u4_i4_n
 CTS_PUBLIC(intel_sub_group_u4_u4_matrix_mad_k64, uint, uint8, int, cts_ra_u4_u4_n8)
 CTS_PUBLIC(intel_sub_group_bf16_bf16_matrix_mad_k16, int, int8, float, cts_ra_bf16_n8)
 CTS_PUBLIC(intel_sub_group_f16_f16_matrix_mad_k16, int, int8, float, cts_ra_f16_n8)
-/* spec-digest 1.3, N = 16 (a: short/ushort per row) */
+/* cl_intel_subgroup_matrix_multiply_accumulate, New OpenCL C Functions, N = 16 (a: short/ushort per row) */
 CTS_PUBLIC(intel_sub_group_i8_i8_matrix_mad_k32, short, int8, int, cts_ra_i8_i8_n16)
 CTS_PUBLIC(intel_sub_group_i8_u8_matrix_mad_k32, short, uint8, int, cts_ra_i8_u8_n16)
 CTS_PUBLIC(intel_sub_group_u8_i8_matrix_mad_k32, ushort, int8, int, cts_ra_u8_i8_n16)
@@ -196,7 +198,8 @@ CTS_PUBLIC(intel_sub_group_f16_f16_matrix_mad_k16, short, int8, half, cts_ra_f16
 #endif /* cl_intel_subgroup_matrix_multiply_accumulate */
 
 #ifndef cl_intel_subgroup_matrix_multiply_accumulate_tf32
-/* spec-digest 1.5: row m = 2c + p comes from component c of work-items 8p .. 8p+7 */
+/* cl_intel_subgroup_matrix_multiply_accumulate_tf32: row m = 2c + p comes from
+ * component c of work-items 8p .. 8p+7 */
 static inline float cts_tf32_row(float ac, uint p, float8 bv, float acc) {
     float bw[8];
     vstore8(bv, 0, bw);
@@ -239,8 +242,8 @@ static inline float16 intel_convert_tfloat3216_as_float16(float16 x) {
 #endif /* cl_intel_subgroup_matrix_multiply_accumulate_tf32 */
 
 #ifndef cl_intel_subgroup_split_matrix_multiply_accumulate
-/* spec-digest 2: N = 8, M = 2, 4, 8; a holds M/2 rows.  Each work-item puts its
- * a words into local memory; after the barrier it takes, for every row m, the
+/* cl_intel_subgroup_split_matrix_multiply_accumulate: N = 8, M = 2, 4, 8; a holds
+ * M/2 rows.  Each work-item puts its a words into local memory; after the barrier it takes, for every row m, the
  * word that the same lane of sub-group (its pair's first) + m / (M/2) holds,
  * so the broadcasts of the base row function see the full A.  A second barrier
  * frees the scratch. */

@@ -1,5 +1,5 @@
 """MLIR text of an MLIR case: its program (cts.families.mlir_program) as a
-``gpu.func`` of the gpu dialect (spec-digest 6.1 - 6.3), what a real
+``gpu.func`` of the gpu dialect (MLIR GPUOps.td), what a real
 compiler (upstream ``mlir-opt``) lowers and a device runs.
 
 The function body is target-independent; a target only adds the memref

@@ -6,14 +6,14 @@ built-in overload, and stores the result.  All layout knowledge stays on the
 host (``reference/layout.py``).  Rules followed:
 
 * ``intel_reqd_sub_group_size(N)`` with N the case's subgroup size, and 1-D
-  work-groups whose size is a multiple of N (shared/specs/local-runtimes.md
-  2.1: sub-groups are formed along dimension 0 only).
+  work-groups whose size is a multiple of N (OpenCL C 3.0 §6.15.1: sub-groups are
+  formed in the linear work-item order; Intel's CPU runtime forms them along dimension 0 only).
 * Many subgroups per launch, each with its own operands; the slot of a
   work-item is ``(get_group_id(0) * get_num_sub_groups() + get_sub_group_id())
   * N + get_sub_group_local_id()``, so the kernel never assumes how the
   device forms subgroups.  Each work-item also stores ``get_sub_group_size()``
   so the host can prove the required size was honoured.
-* Split form (spec-digest 2): work-groups of ``case.wg`` (2, 4 or 8)
+* Split form (cl_intel_subgroup_split_matrix_multiply_accumulate): work-groups of ``case.wg`` (2, 4 or 8)
   subgroups of 8; sub-group 2p of a group passes rows 0..M/2-1 and 2p+1
   rows M/2..M-1 of the A the host made for the pair it proposes (the device
   may pair otherwise: cts/runs/split.py).
@@ -22,7 +22,8 @@ host (``reference/layout.py``).  Rules followed:
   (OpenCL C allows ``__local`` variables only there) for a layered split
   implementation to exchange ``a`` through local memory.
 * All buffers carry raw bits (``uint`` for 32-bit, ``ushort`` for 16-bit
-  containers) and are reinterpreted with ``as_<type>n`` (spec-digest 1.1:
+  containers) and are reinterpreted with ``as_<type>n`` (cl_intel_subgroup_matrix_multiply_accumulate,
+  Modifications to the OpenCL C Specification:
   fp16/bf16 data travels in integer types).
 
 A prelude file (``--opencl-prelude FILE|builtin``) is prepended to every
@@ -213,7 +214,8 @@ def intel_split_kernel(case, subgroups: int, prelude: str = "") -> KernelSource:
 
 
 def tf32_convert_kernel(case, items: int, prelude: str = "") -> KernelSource:
-    """intel_convert_tfloat32{n}_as_float{n} (spec-digest 1.5): one vector per
+    """intel_convert_tfloat32{n}_as_float{n} (cl_intel_subgroup_matrix_multiply_accumulate_tf32): one
+    vector per
     work-item, any work-group size."""
     w = case.width
     ft, ut = _vec("float", w), _vec("uint", w)

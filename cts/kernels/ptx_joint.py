@@ -17,8 +17,8 @@ Instructions"):
   shared memory, converted element by element (``cvt``), loaded back as the
   destination type.
 
-Every shape of the joint_matrix NVIDIA table (spec-digest 5.3) is a WMMA
-shape, so no case needs ``mma.sync``.  The PTX ISA (9.7.14.4.1 "Matrix
+Every shape of the joint_matrix NVIDIA table (sycl_ext_oneapi_matrix, Supported Combinations Per
+Hardware) is a WMMA shape, so no case needs ``mma.sync``.  The PTX ISA (9.7.14.4.1 "Matrix
 Fragments for WMMA") leaves the distribution of a WMMA fragment's elements
 over the warp unspecified: the generator assumes none; it only uses the
 register counts that section lists (:data:`FRAGMENT_REGS`).

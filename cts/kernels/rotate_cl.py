@@ -1,4 +1,4 @@
-"""OpenCL C kernels for ``cl_khr_subgroup_rotate`` (spec-digest 6.5).
+"""OpenCL C kernels for ``cl_khr_subgroup_rotate`` (cl_khr_subgroup_rotate).
 
 One kernel per (gentype, required subgroup size) switches over the rotate
 variants (plain, and each power-of-two cluster size); a sweep builds one

@@ -1,10 +1,10 @@
 """SPIR-V assembly for ``SPV_KHR_subgroup_rotate`` kernels (OpenCL
-environment; spec-digest 6.4) and its assembly + validation.
+environment; SPV_KHR_subgroup_rotate) and its assembly + validation.
 
 One module per (element type, required subgroup size, vector width) holds
 one entry point whose OpSwitch on ``sel[0]`` picks the variant:
 ``OpGroupNonUniformRotateKHR`` at Subgroup scope (the only scope the OpenCL
-environment allows, 6.5), without ClusterSize (0) and with each
+environment allows, cl_khr_subgroup_rotate), without ClusterSize (0) and with each
 power-of-two ClusterSize.  The entry point:
 
 * loads its W components as scalars (``in[g * W + k]``), builds the value

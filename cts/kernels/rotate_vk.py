@@ -1,5 +1,5 @@
 """SPIR-V assembly of ``SPV_KHR_subgroup_rotate`` compute shaders for Vulkan
-(``VK_KHR_shader_subgroup_rotate``, core in Vulkan 1.4; spec-digest 6.4).
+(``VK_KHR_shader_subgroup_rotate``, core in Vulkan 1.4; SPV_KHR_subgroup_rotate).
 
 One module per (element type, vector width, subgroup size): a GLCompute
 entry point ``main`` whose work-group size is the specialization constant

@@ -16,11 +16,13 @@ subgroups from the local range.  Operand j of invocation idx is element
 ``idx * comps + j`` of its buffer.
 
 Tokens: capability SubgroupMatrixMultiplyAccumulateINTEL (6236), opcode 6237,
-extension string and operand literal (spec-digest 3.1, 3.2; seed 003).
+extension string and operand literal (SPV_INTEL_subgroup_matrix_multiply_accumulate,
+Token Number Assignments, Matrix Multiply Accumulate Operands).
 Execution mode SubgroupSize N (SubgroupDispatch) fixes N, which the
-instruction takes from the subgroup (spec-digest 3.3).
+instruction takes from the subgroup (SPV_INTEL_subgroup_matrix_multiply_accumulate,
+OpSubgroupMatrixMultiplyAccumulateINTEL).
 
-K Dim "must come from a constant instruction" (seed 003), which SPIR-V 2.2.1
+K Dim "must come from a constant instruction" (the instruction's text), which SPIR-V 2.2.1
 defines to include the specialization constants: with ``case.kdim == "spec"``
 it is ``OpSpecConstant %uint 0`` decorated ``SpecId K_SPEC_ID``, and the
 case's K is set at build time (``specialization(case)``: OpenCL
@@ -81,8 +83,8 @@ def _operand_types(case) -> dict[str, tuple[str, int, int]]:
     """(kind, bits, components) of A, B, C and Result as SPIR-V types.
 
     Packed integer and packed fp16/bf16 data travel in integer containers,
-    tf32 in 32-bit floats (spec-digest 3.2 comments); C / Result are the
-    accumulator types, bf16 in a 16-bit integer (with CBFloat16 /
+    tf32 in 32-bit floats (SPV_INTEL_subgroup_matrix_multiply_accumulate, Matrix Multiply Accumulate
+    Operands comments); C / Result are the accumulator types, bf16 in a 16-bit integer (with CBFloat16 /
     ResultBFloat16).
     """
 

@@ -6,7 +6,7 @@ loads floats ``i*w .. i*w+w-1`` of ``x`` (composed into a vector of ``w``
 components, or one scalar for ``w`` = 1), rounds them with one
 OpRoundFToTF32INTEL and stores the result components at the same places of
 ``y``.  Tokens: capability TensorFloat32RoundingINTEL (6425), extension
-SPV_INTEL_tensor_float32_conversion, opcode 6426 (spec-digest 1.5; the
+SPV_INTEL_tensor_float32_conversion, opcode 6426 (cl_intel_subgroup_matrix_multiply_accumulate_tf32; the
 SPIR-V registry's extension text, rev 3).  ``control_module_text`` is the
 same kernel with ``y = x`` and without the capability (plumbing checks).
 """

@@ -1,5 +1,5 @@
 """The numerics fingerprint: how a device rounds, fuses and orders a float
-multiply-accumulate (spec-digest 7.1 leaves it implementation-defined).
+multiply-accumulate (the specs leave it implementation-defined).
 
 * ``probes``: the hand-designed experiments (``Target``, ``Prober``, one
   function per property) and the float-MMA target table;

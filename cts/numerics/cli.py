@@ -1,6 +1,6 @@
 """``python -m cts numerics``: the numerics fingerprint of a device, per type
 combination, with the evidence, the inferred model and the ``model`` tier on
-random tiles (issue 8).  Writes ``fingerprint.json`` and ``fingerprint.md``
+random tiles.  Writes ``fingerprint.json`` and ``fingerprint.md``
 (for the report room) under ``--out``.
 
 Backends: ``emulator`` (the float MMA of the emulator, optionally through a

@@ -4,8 +4,8 @@ joint_matrix reaches it on CUDA, one ``wmma.mma.sync`` per tile (the
 joint_matrix PTX of cts.kernels.ptx_joint, run by cts.backends.cuda_joint),
 all operands row-major with tight strides.
 
-The targets are the float rows of joint_matrix's NVIDIA table (spec-digest
-5.3): f16 x f16 + f32 and + f16 (16x16x16), bf16 + f32 (16x16x16), tf32 +
+The targets are the float rows of joint_matrix's NVIDIA table (sycl_ext_oneapi_matrix,
+"Supported Combinations Per Hardware"): f16 x f16 + f32 and + f16 (16x16x16), bf16 + f32 (16x16x16), tf32 +
 f32 (16x16x8), f64 + f64 (8x8x4); the same silicon's Vulkan fingerprint
 (cts.numerics.vk) reaches it through the driver's SPIR-V compiler instead
 of PTX.

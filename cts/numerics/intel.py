@@ -1,7 +1,7 @@
 """The Intel float built-ins as an abstract ``mma(A, B, C) -> D`` for the
-numerics fingerprint (issue 8): logical tiles are packed into the
-per-invocation register images of the spec (reference.layout, spec-digest
-1.2 / 3.4), run through any backend's ``run_intel_mma`` (the emulator, or an
+numerics fingerprint: logical tiles are packed into the
+per-invocation register images of the spec (reference.layout; SPV_INTEL_subgroup_matrix_multiply_accumulate,
+"Mapping Matrix Data to Invocations"), run through any backend's ``run_intel_mma`` (the emulator, or an
 OpenCL device, natively or through a prelude) and decoded back.  The tile
 is M = 8 rows, N = sub-group size 16, K = 16 (fp16 / bf16), as in
 ``intel_sub_group_{f16,bf16}_{f16,bf16}_matrix_mad_k16``."""

@@ -1,11 +1,11 @@
 """Numerics fingerprint: hand-designed inputs that decide how a device computes
-a float multiply-accumulate (issue 8).
+a float multiply-accumulate.
 
 The method follows Fasi, Higham, Mikaitis and Pranesh, "Numerical behavior
 of NVIDIA tensor cores" (PeerJ Comput. Sci. 7:e330, 2021): each property is
 decided by inputs whose result differs between the hypotheses, and the
 deciding input and the result it gave are kept as evidence.  The specs leave
-all of it implementation-defined (spec-digest 7.1), so nothing here is a
+all of it implementation-defined (SPV_KHR_cooperative_matrix, Vulkan, SPV_INTEL), so nothing here is a
 pass/fail verdict; the ``model`` tier (cases/test_numerics_model.py) turns
 the inferred fingerprint into a bit-exact check.
 

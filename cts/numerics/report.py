@@ -168,7 +168,7 @@ def _detail(r: dict) -> list[str]:
 
 
 def report_section(out_dir) -> tuple[str, str]:
-    """The numerics section of a sweep report (issue 8 item 4): when
+    """The numerics section of a sweep report : when
     ``python -m cts numerics`` wrote ``OUT/numerics/fingerprint.json`` (its
     default folder beside ``reports/latest/report.md``), the fingerprint table
     per device and type combination plus each target's inferred model and

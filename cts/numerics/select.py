@@ -1,4 +1,4 @@
-"""A model is the device's only when random data cannot refute it (issue 25).
+"""A model is the device's only when random data cannot refute it.
 
 The probes of :mod:`cts.numerics.probes` infer one model; random tiles then
 judge it.  :func:`settle`:

@@ -1,13 +1,13 @@
 """A minimal, self-contained Vulkan cooperative-matrix runner for the numerics
-fingerprint (issue 8): one MulAdd per tile, many tiles per dispatch.
+fingerprint: one MulAdd per tile, many tiles per dispatch.
 
 Kept beside ``cts.backends.vulkan`` (through ``cts.runs.coop.device_muladd``) on purpose: it is
 a second, independently written runner (``--vk-runner own``), so a
 fingerprint can be confirmed by two code paths giving identical result
 hashes (reports/numerics/README.md).
-Recipe and pitfalls: ../shared/DEVICE.md.  The shader is GLSL with
-GL_KHR_cooperative_matrix (spec-digest 4.1, 4.3), row-major loads of A
-(M x K), B (K x N), C and the store of D (M x N); one workgroup of one
+Recipe: reports/numerics/README.md.  The shader is GLSL with
+GL_KHR_cooperative_matrix (SPV_KHR_cooperative_matrix; Vulkan specification, Cooperative Matrices),
+row-major loads of A (M x K), B (K x N), C and the store of D (M x N); one workgroup of one
 subgroup per tile.  bf16: glslang 13 has no bfloat16_t, so the fp16 module
 is rewritten to SPV_KHR_bfloat16 (``OpTypeFloat 16 BFloat16KHR``) with
 spirv-dis / spirv-as and checked with spirv-val.

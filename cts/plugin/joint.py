@@ -1,4 +1,4 @@
-"""pytest option of the joint_matrix device path (issue 17; registered in
+"""pytest option of the joint_matrix device path (registered in
 ``cts.plugin.ROOM_PLUGINS``).
 
 * ``--joint-lowering spec|intel-cpu``: the form of the

@@ -2,7 +2,8 @@
 ``cts.plugin.ROOM_PLUGINS``).
 
 * ``--spirv-extended``: besides the 92 combinations the OpenCL SPIR-V
-  environment requires (spec-digest 3.5), enumerate the ``extended`` tier:
+  environment requires (cl_intel_subgroup_matrix_multiply_accumulate, Modifications to the OpenCL SPIR-V
+  Environment Specification), enumerate the ``extended`` tier:
   the other combinations the instruction's mapping rules define (subgroup
   sizes 4 and 32, other K, mixed C / Result precision).  Off by default.
 """

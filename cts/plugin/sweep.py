@@ -2,7 +2,7 @@
 crashed xdist workers journaled as ``crash`` rows by the controller, the
 controller's end line, and the reports written at the end of a run
 (controller only, from this run's journals plus those given to
-``--resume``; README "The record of a sweep")."""
+``--resume``; docs/record.md)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The record of a sweep: append-only JSONL journals, their format, and the
 merge of many journals into one verdict per case and configuration.
 
-README "The record of a sweep" states the rules; in short:
+docs/record.md states the rules; in short:
 
 * **Runs.**  Every pytest run has a run id (``--run-id``, else a new one:
   UTC time + random).  Its processes (the controller and each xdist worker)

@@ -1,6 +1,6 @@
 """The state of a whole record in words: how many selected cases it lacks,
 what ended early and the one command that continues it, and whether
-anything was judged at all (README "The record of a sweep").
+anything was judged at all (docs/record.md, "Exit statuses").
 
 Every path that ends a sweep (pytest, pytest -n, ``python -m cts sweep``,
 ``python -m cts report``) says these with the functions here; the exit

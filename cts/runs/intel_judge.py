@@ -27,7 +27,7 @@ __all__ = [
 SUBGROUPS_PER_CASE = 32
 
 
-# the Intel OpenCL extensions promise a "full precision" accumulator (spec-digest 1, 7.1)
+# the Intel OpenCL extensions promise a "full precision" accumulator (cl_intel_subgroup_matrix_multiply_accumulate, Description)
 INTEL_RULES = MmaRules(full_precision=True)
 
 

@@ -1,15 +1,15 @@
 """Execution of one joint_matrix case: operands -> memory images -> backend
 -> memory -> verdict.
 
-A joint matrix is opaque (spec-digest 5.1: the element-to-work-item mapping
+A joint matrix is opaque (sycl_ext_oneapi_matrix_no_use, the deprecated API: the element-to-work-item mapping
 is implementation-defined), so every check is on memory: the logical result
 read back through the reference layout model (``reference.joint``) and, for
 every store, the padding between rows, which a store must leave untouched.
 
 Strides: loads use the case's stride ("tight" = the minimum for the layout,
 "pad" = the next multiple of 16 above it, which also satisfies CUDA's
-multiple-of-8 / multiple-of-4 rule, spec-digest 5.3), stores use the other
-one, so a device that ignores the stride fails either way.
+multiple-of-8 / multiple-of-4 rule, sycl_ext_oneapi_matrix, Supported Combinations Per Hardware), stores
+use the other one, so a device that ignores the stride fails either way.
 
 Backend entry: ``run_joint_matrix(case, **buffers)``; every buffer is
 (tiles, size) uint64 of raw element bits (tf32 in its float container),
@@ -194,7 +194,7 @@ def _gap_mask(R, C, layout, f, stride, size) -> np.ndarray:
 # ------------------------------------------------------------------ mad
 def _acc_format(c: str, d: str) -> str:
     """The weakest accumulation format a correct device may use: the
-    narrower of C and D (5.2 leaves the internal precision open)."""
+    narrower of C and D (sycl_ext_oneapi_matrix leaves the internal precision open)."""
     if not etype(c).is_float:
         return c
     return c if etype(c).precision <= etype(d).precision else d
@@ -215,7 +215,7 @@ def _mad_plan(case: JointCase):
     return tuple(plan), sd, J.image_size(M, N, ld, 1, sd) + 8
 
 
-# SYCL joint_matrix: the internal precision is open (spec-digest 5.2); f64 products are rounded
+# SYCL joint_matrix: the internal precision is open (sycl_ext_oneapi_matrix); f64 products are rounded
 # once more by the float64 reference itself
 JOINT_RULES = MmaRules(full_precision=False)
 JOINT_F64_RULES = MmaRules(full_precision=False, extra_bound=f64_products_term)

@@ -1,11 +1,11 @@
 """joint_matrix on a real device through cooperative matrix.
 
 SYCL implementations lower ``joint_matrix_mad`` to SPIR-V cooperative-matrix
-MulAdd (``SPV_KHR_cooperative_matrix``; spec-digest 4.1 and 5.2).  A backend
+MulAdd (``SPV_KHR_cooperative_matrix``; sycl_ext_oneapi_matrix).  A backend
 that reports VkCooperativeMatrixPropertiesKHR entries (``coop_entries()`` ->
 (entries, subgroup size), the cooperative-matrix room's Vulkan backend)
-realizes every joint_matrix mad combination of spec-digest 5.3 whose
-(M, N, K, A, B, C, D) equals a reported, non-saturating, subgroup-scope
+realizes every joint_matrix mad combination of sycl_ext_oneapi_matrix, Supported Combinations Per
+Hardware whose (M, N, K, A, B, C, D) equals a reported, non-saturating, subgroup-scope
 entry.  The SYCL memory side (layouts row_major / col_major /
 ext_intel_packed, strides) has no cooperative-matrix counterpart for the
 packed layout, so it is done on the host: the emulator's joint_matrix
@@ -103,7 +103,8 @@ def coop_joint_device(case: JointCase, backend, session_coop=None) -> CoopJointD
     if "tf32" in case.types:
         raise Unsupported(
             "tf32 joint_matrix has no cooperative-matrix counterpart: VkComponentTypeKHR lists no tf32 "
-            "component type (spec-digest 4.3), so no reported property can realize it"
+            "component type (Vulkan specification, Cooperative Matrices), so no reported property can "
+            "realize it"
         )
     e = matching_entry(entries, case)
     if e is None:

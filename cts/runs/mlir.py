@@ -5,7 +5,7 @@ The program is built from the case alone; this module draws the data of its
 buffers (one row per subgroup: SUBGROUPS subgroups per launch, each with its
 own data) and judges what comes back.  The thread-local map is never
 assumed: it is read back through ``extract_all`` of a matrix with distinct
-elements and checked to be a bijection (spec-digest 6.2).
+elements and checked to be a bijection (MLIR GPU dialect, GPUOps.td op descriptions).
 """
 
 from __future__ import annotations
@@ -435,7 +435,7 @@ def _thread_local(case, backend, rng):
 
 
 def _gpu_rotate(case, backend, rng):
-    """gpu.rotate of a scalar or 1-D vector value (spec-digest 6.3): every
+    """gpu.rotate of a scalar or 1-D vector value (MLIR GPU dialect, gpu.rotate): every
     component comes from the source lane; lanes >= width are poison, only
     their valid flag (false) is checked."""
     S, e, V = case.sg, case.elem, max(case.vec, 1)

@@ -2,8 +2,9 @@
 backend (module with OpSubgroupMatrixMultiplyAccumulateINTEL) -> logical
 result -> verdict.
 
-The register images come from ``reference.layout`` (spec-digest 3.4, the
-SPIR-V extension's own mapping rules); the verdict from ``reference.mma``
+The register images come from ``reference.layout`` (SPV_INTEL_subgroup_matrix_multiply_accumulate,
+Mapping Matrix Data to Invocations, the SPIR-V extension's own mapping rules); the verdict from
+``reference.mma``
 and ``reference.tolerance`` under the same rules as the OpenCL built-ins
 (integers exact with wrap, floats Rule E / R / F).
 """
@@ -47,7 +48,8 @@ SUBGROUPS_PER_CASE = 32
 TF32_ROUND_ITEMS = 256  # work-items of an OpRoundFToTF32INTEL case, one operand each
 
 
-# SPV_INTEL_subgroup_matrix_multiply_accumulate: precision implementation-defined (spec-digest 3.6)
+# SPV_INTEL_subgroup_matrix_multiply_accumulate: precision implementation-defined
+# (SPV_INTEL_subgroup_matrix_multiply_accumulate, OpSubgroupMatrixMultiplyAccumulateINTEL)
 SPIRV_RULES = MmaRules(full_precision=False)
 
 
@@ -126,8 +128,10 @@ def _noted(case, result: CaseResult) -> CaseResult:
     mapping rules, but the OpenCL SPIR-V environment does not require them."""
     if case.level == "extended" and not result.verdict.passed:
         result.verdict.notes.append(
-            "extended combination: defined by the SPV_INTEL mapping rules (spec-digest 3.4) but not in "
-            "the OpenCL SPIR-V environment's required list (3.5), where other forms are undefined behaviour"
+            "extended combination: defined by the SPV_INTEL mapping rules "
+            "(SPV_INTEL_subgroup_matrix_multiply_accumulate, Mapping Matrix Data to Invocations) but not "
+            "in the OpenCL SPIR-V environment's required list (cl_intel_subgroup_matrix_multiply_accumulate), "
+            "where other forms are undefined behaviour"
         )
     return result
 
@@ -172,8 +176,9 @@ def _onehot_hint(A, B, C, D_bits, r_t):
 # ------------------------------------------------------------ cross-check
 @dataclass(frozen=True)
 class CrossCheckCase:
-    """A required SPIR-V form next to its OpenCL C built-in (spec-digest 1.3
-    and 3.5 describe the same operation with the same register images)."""
+    """A required SPIR-V form next to its OpenCL C built-in (cl_intel_subgroup_matrix_multiply_accumulate:
+    New OpenCL C Functions and the OpenCL SPIR-V environment list describe the same operation with the
+    same register images)."""
 
     spirv: object  # SpirvMmaCase
     family: str = "spirv_intel_mma"

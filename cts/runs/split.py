@@ -1,5 +1,5 @@
 """Execution of one split-MMA case (cl_intel_subgroup_split_matrix_multiply_
-accumulate, spec-digest 2) with a pairing-agnostic oracle.
+accumulate, cl_intel_subgroup_split_matrix_multiply_accumulate) with a pairing-agnostic oracle.
 
 Launch: work-groups of ``case.wg`` subgroups of 8 (2, 4 or 8).  With more
 than two, at least two work-groups (so a pairing across work-groups shows).
@@ -10,7 +10,7 @@ A matrix per proposed pair, subgroup 2p passing rows 0 .. M/2-1 and subgroup
 its *own* B and accumulator, so each result says which A halves it used.
 
 Verdict: the spec leaves which two subgroups pair up to the implementation
-(its open issue 1), so the oracle does not assume the proposed pairs.  It
+(its Issues, the first), so the oracle does not assume the proposed pairs.  It
 finds, per work-group, partners that explain every subgroup's result with
 its own B and accumulator and the A halves of itself and exactly one partner
 in its work-group, partners mutual and distinct, either of the two first
@@ -103,7 +103,8 @@ def run_intel_split_mma(
                 f"no pairing explains work-group(s) {', '.join(map(str, bad[:8]))}"
                 + ("" if len(bad) <= 8 else f" and {len(bad) - 8} more")
                 + " (every subgroup: its own B and accumulator, the A halves of itself and one partner of its "
-                "work-group, partners mutual and distinct; spec-digest 2)"
+                "work-group, partners mutual and distinct; "
+                "cl_intel_subgroup_split_matrix_multiply_accumulate)"
             )
             v.notes += [explain.why(u) for u in wrong[:MAX_EXPLAINED]]
     note = _pairing_note(pairs, W, h)
