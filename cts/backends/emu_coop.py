@@ -1,4 +1,4 @@
-"""Emulator mixin for the cooperative-matrix family (spec-digest 4).
+"""Emulator mixin for the cooperative-matrix family (SPV_KHR_cooperative_matrix, VK_KHR_cooperative_matrix).
 
 It plays a device that implements SPV_KHR_cooperative_matrix: it reads the
 named buffers of ``cts.families.coop`` (raw element bits, one row per
@@ -46,7 +46,7 @@ COOP_FAULTS: dict[str, str] = {
     "coop_workgroup_offset": "Load/Store through workgroup memory off by one element",
     "coop_chain_restarts": "chained MulAdd restarts from the original C",
     "coop_bf16_as_f16": "bf16 components decoded as fp16",
-    # KHR axes (issue 19 item 1; each caught only by the cases of its ``var``)
+    # KHR axes (each caught only by the cases of its ``var``)
     "coop_push_stride_tight": "a Stride from a push constant is taken as the tight stride",
     "coop_spec_stride_default": "a Stride specialization constant keeps its default (tight)",
     "coop_runtime_stride_zero": "a Stride read from a buffer at run time is taken as 0",

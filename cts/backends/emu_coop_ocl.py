@@ -1,4 +1,4 @@
-"""Emulator mixin for the OpenCL cooperative-matrix axes (issue 23 item 4;
+"""Emulator mixin for the OpenCL cooperative-matrix axes (
 ``cts.families.coop_ocl_axes``).
 
 It plays an OpenCL device with ``cl_khr_cooperative_matrix`` and capability

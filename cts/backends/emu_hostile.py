@@ -1,5 +1,5 @@
 """Hostile emulator faults: a device double whose driver crashes or hangs
-inside a case, or returns a build log full of markup (issue 4, item 7).
+inside a case, or returns a build log full of markup.
 
 They exist to prove the sweep machinery: a crash of the worker process
 becomes a ``crash`` row for that case while the sweep goes on (pytest-xdist

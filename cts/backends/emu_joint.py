@@ -1,4 +1,4 @@
-"""Emulator mixin for SYCL ``joint_matrix`` (spec-digest 5).
+"""Emulator mixin for SYCL ``joint_matrix`` (sycl_ext_oneapi_matrix).
 
 Written from the extension text, independently of ``reference.joint``: the
 reference packs and unpacks whole matrices (reshape / transpose); this mixin

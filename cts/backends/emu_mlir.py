@@ -11,7 +11,7 @@ suite never assumes it: it reads it back with extract_thread_local.
 ``compute`` trusts ``a_transpose`` / ``b_transpose`` to decode the operand
 image (that is what the attributes are for); integers wrap to 32 bits, float
 products are summed in float64 and rounded once.  Written from the op
-descriptions (spec-digest 6.2, 6.3) without ``reference.mlir``.
+descriptions (MLIR gpu dialect op documentation; the Discourse RFC "Add GPU operations to permute data in 2 loaded MMA matrix") without ``reference.mlir``.
 
 Named faults make it a wrong device on purpose (tests/test_mlir_mutations.py).
 """

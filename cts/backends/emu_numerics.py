@@ -1,5 +1,5 @@
 """Emulator mixin: float multiply-accumulate through a chosen device model
-(issue 8, reference/devmodel.py).
+(reference/devmodel.py).
 
 * ``run_float_mma(a_type, c_type, M, N, K, A, B, C) -> D`` is the abstract
   float MMA the numerics experiments and the ``model`` tier call (values in,

@@ -6,7 +6,7 @@ of each work-group (the last one partial), pads the partial one with junk
 lanes up to the maximum size and rotates inside each rotation group (the
 whole subgroup, or each cluster) as ``numpy.roll`` by -delta would, all
 work-groups in one gather.  That is the picture
-of spec-digest 6.4's overview ("rotating by N moves values down N lanes"),
+of SPV_KHR_subgroup_rotate's overview ("rotating by N moves values down N lanes"),
 written without the index formulas of ``reference.rotate``.
 
 The picture is drawn once per launch shape and deltas on the work-items'

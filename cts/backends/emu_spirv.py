@@ -3,7 +3,7 @@
 It behaves like a device that receives the *binary* module: it reads the
 assembled words (the same bytes an OpenCL device gets), finds
 OpSubgroupMatrixMultiplyAccumulateINTEL (opcode 6237) and takes everything
-from there (spec-digest 3.2-3.4, seed 003):
+from there (SPV_INTEL_subgroup_matrix_multiply_accumulate: operands, dimensions, data-to-invocation mapping):
 
 * M from the Result Type's component count, K from the K Dim constant (an
   OpSpecConstant takes the value set for its SpecId at build time, the
@@ -246,7 +246,9 @@ class SpirvEmulation:
         if lit >> _C_BF16 & 1 and "spirv_c_bf16_ignored" not in self.faults:
             v = _float_of(c, "bf16")
         elif kind == "int":
-            v = _sext(c, bits)  # C is signed (seed 003, issue 3)
+            v = _sext(
+                c, bits
+            )  # C is signed (SPV_INTEL_subgroup_matrix_multiply_accumulate, MatrixCSignedComponentsINTEL)
         else:
             v = _float_of(c, {16: "f16", 32: "f32"}[bits])
         return v.transpose(0, 2, 1)

@@ -40,7 +40,7 @@ class MlirOpenCL(SizesOpenCL):
         if case.elem in ("i1", "bf16"):
             return (
                 f"gpu.rotate on {case.elem}: the OpenCL C rotate built-ins (this suite's lowering on OpenCL) "
-                "take no bool / bfloat16 gentype (spec-digest 6.5)"
+                "take no bool / bfloat16 gentype (cl_khr_subgroup_rotate, gentype list)"
             )
         if case.elem == "f16" and not self.has_extension("cl_khr_fp16"):
             return "device lacks cl_khr_fp16 (element type f16)"

@@ -93,7 +93,7 @@ class RotateOpenCL(SizesOpenCL):
                 return (
                     f"{case.tname}: SPV_KHR_subgroup_rotate allows vector and Boolean values, but the OpenCL "
                     "environment defines the rotate built-ins for scalar non-Boolean gentypes only "
-                    f"(spec-digest 6.5); set {REQUIRE_VECTORS_ENV}=1 to require them"
+                    f"(cl_khr_subgroup_rotate, gentype list); set {REQUIRE_VECTORS_ENV}=1 to require them"
                 )
             if caps and "SubgroupDispatch" not in caps:
                 return (

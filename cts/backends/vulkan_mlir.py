@@ -1,5 +1,4 @@
-"""Vulkan mixin: the MLIR family through upstream MLIR's own lowering
-(issue 18).  A case's program (cts.families.mlir_program, the one the
+"""Vulkan mixin: the MLIR family through upstream MLIR's own lowering.  A case's program (cts.families.mlir_program, the one the
 emulator interprets) becomes MLIR text (cts.kernels.mlir_text), ``mlir-opt``
 lowers it to SPIR-V (cts.kernels.mlir_tools: convert-gpu-to-spirv,
 spirv-lower-abi-attrs, spirv-update-vce, mlir-translate --serialize-spirv),

@@ -1,4 +1,4 @@
-"""Load / Store kernels of the OpenCL cooperative-matrix axes (issue 23 item 4;
+"""Load / Store kernels of the OpenCL cooperative-matrix axes (
 ``cts.families.coop_ocl_axes``), both forms, same buffer contract as
 ``coop_cl_spv`` (one subgroup per work-group, row = work-group):
 
@@ -133,7 +133,7 @@ def pointer_facts(case, rows: dict[str, int]) -> tuple[int, list[int]]:
 
 def query_violation(case, rows: dict[str, int], alignment: int | None, multiple: int | None) -> str | None:
     """Why ``case`` is undefined under the draft's reported query values
-    (spec-digest 4.4: pointers aligned to max(z, 0x107A), Strides a multiple of
+    (cl_khr_cooperative_matrix draft, SPIR-V environment: pointers aligned to max(z, 0x107A), Strides a multiple of
     max(z, 0x107B) bytes), or None."""
     align, strides = pointer_facts(case, rows)
     if alignment and align < alignment:

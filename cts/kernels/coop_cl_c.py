@@ -1,5 +1,5 @@
 """OpenCL C kernels in the ``coop_mat`` syntax of the Clang proposal
-(seed 002; spec-digest 4.4, marked provisional there) for compilers that
+(the provisional OpenCL C `coop_mat` proposal for cl_khr_cooperative_matrix) for compilers that
 define ``__opencl_c_ext_cooperative_matrix``.
 
 Syntax used, as the seed writes it:
@@ -159,7 +159,7 @@ def kernel_text(case, rows: dict[str, int]) -> str:
         ct = C_TYPES[t]
         typedefs = [_typedef("mat", m.use, R, C, t)]
         row = _LAYOUT["row"]
-        if getattr(case, "ocl_axis", "") not in ("", "sg"):  # OpenCL axes (issue 23 item 4)
+        if getattr(case, "ocl_axis", "") not in ("", "sg"):  # the OpenCL-only axes
             from cts.kernels.coop_cl_axes import opencl_c_body
 
             body += opencl_c_body(case, rows, ct, _LAYOUT)

@@ -1,6 +1,6 @@
 """SPIR-V kernels (Kernel capability) for the OpenCL form of cooperative
 matrix: SPV_KHR_cooperative_matrix under the cl_khr_cooperative_matrix
-draft (spec-digest 4.1, 4.4).
+draft (SPV_KHR_cooperative_matrix; cl_khr_cooperative_matrix, SPIR-V environment).
 
 One module per case, one subgroup per work-group (local size = the case's
 subgroup size, fixed by ``OpExecutionMode SubgroupSize``: the draft makes
@@ -9,16 +9,16 @@ Load/Store/MulAdd undefined in kernels without full subgroups), work-group
 contract (``cts.families.coop``, raw element bits, one row per subgroup;
 ``gemm``: one work-group per (problem, tile row, tile column)).
 
-Environment rules followed (spec-digest 4.4): Scope Subgroup (3) only;
+Environment rules followed (cl_khr_cooperative_matrix draft, SPIR-V environment): Scope Subgroup (3) only;
 pointers in CrossWorkgroup or Workgroup storage; integer component types
 are ``OpTypeInt w 0`` (Kernel modules have no signed integer types: the
 signedness of MulAdd operands is carried by the Cooperative Matrix Operands
-bits, spec-digest 4.1/4.3, set exactly when the entry's type is signed, and
+bits, SPV_KHR_cooperative_matrix "Cooperative Matrix Operands", set exactly when the entry's type is signed, and
 SaturatingAccumulation exactly when the entry says so); Stride is a 64-bit
 constant in elements (Intel's runtime refuses a 32-bit stride at link,
 local-runtimes 2.4).  Element access (``length``, ``access``) goes through a
 Function variable of the matrix type and OpAccessChain over
-``OpCooperativeMatrixLengthKHR`` elements (spec-digest 4.1: the matrix is a
+``OpCooperativeMatrixLengthKHR`` elements (SPV_KHR_cooperative_matrix, OpCooperativeMatrixLengthKHR: the matrix is a
 composite with an implementation-dependent per-invocation count).
 
 Every module is assembled and validated by ``cts.kernels.spirv_tools.assemble``
@@ -278,7 +278,7 @@ def _to_u32(md: _Module, v: str, t: str) -> str:
 
 
 def _convert_op(src: str, dst: str) -> str | None:
-    """The SPIR-V conversion of spec-digest 4.1 for src -> dst (None: same
+    """The SPIR-V conversion (SPV_KHR_cooperative_matrix, conversion instructions) for src -> dst (None: same
     SPIR-V type, e.g. i32 -> u32 in a Kernel module, a no-op on the bits)."""
     s, d = TYPES[src], TYPES[dst]
     if s[0] == d[0]:
@@ -344,7 +344,7 @@ def _matrix(md: _Module, case, rows, w, lid, base, pre: list[str]) -> None:
             value = md.op(f"OpCompositeConstruct {T} {v}", "m")
         md.store(base("out", t), value, "row", C)
         return
-    if getattr(case, "ocl_axis", "") not in ("", "sg"):  # OpenCL axes (issue 23 item 4)
+    if getattr(case, "ocl_axis", "") not in ("", "sg"):  # the OpenCL-only axes
         from cts.kernels.coop_cl_axes import spirv_load_store
 
         return spirv_load_store(md, case, base)
@@ -390,7 +390,7 @@ def _matrix(md: _Module, case, rows, w, lid, base, pre: list[str]) -> None:
         y = md.op(f"{conv} {TD} {x}", "m") if conv else x
         md.store(base("out", case.to), y, "row", C)
         return
-    # element-wise (spec-digest 4.1 list; no OpMatrixTimesScalar in OpenCL)
+    # element-wise (SPV_KHR_cooperative_matrix arithmetic instructions; no OpMatrixTimesScalar in OpenCL)
     x = md.load(T, base("x", t), "row", C)
     if op == "neg":
         y = md.op(f"{'OpFNegate' if kind == 'float' else 'OpSNegate'} {T} {x}", "m")

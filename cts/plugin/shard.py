@@ -1,5 +1,5 @@
 """pytest options for parallel CI sweeps: ``--shard K/N``, ``--resume
-JOURNAL`` and ``--expectations FILE`` (issue 4; peer-suites.md A.7, F.1, F.2).
+JOURNAL`` and ``--expectations FILE``.
 
 * ``--shard K/N`` keeps the cases whose stable hash of the node id falls in
   slice K of N.  The hash (SHA-256, not Python's salted ``hash``) makes the

@@ -1,4 +1,4 @@
-"""Self-contained HTML conformance report (issue 4, item 2).
+"""Self-contained HTML conformance report .
 
 One file, no network: inline CSS, a few lines of inline JavaScript (table
 sorting only) and an inline SVG plot.  Every string that comes from a

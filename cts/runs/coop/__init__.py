@@ -1,5 +1,5 @@
 """Execution of one cooperative-matrix case: data -> buffers -> backend ->
-verdict (spec-digest 4; buffer contract in ``cts.families.coop``).
+verdict (SPV_KHR_cooperative_matrix; buffer contract in ``cts.families.coop``).
 
 Acceptance rules (reference/tolerance.py names):
 * I  integers exact: wrap, or clamp with SaturatingAccumulation (4.2).

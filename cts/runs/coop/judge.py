@@ -3,7 +3,7 @@ OpenCL / KHR forms): sentinel fills unlike the expected value
 (cts.judge.sentinel), the exact and range verdicts over the outputs, and the
 element -> (invocation, index) names of the diagnostics.
 
-The element-to-invocation mapping is implementation-defined (spec-digest
+The element-to-invocation mapping is implementation-defined (SPV_KHR_cooperative_matrix
 4.1): a mismatch names the holder the backend reports (``OWNER``), or none.
 """
 

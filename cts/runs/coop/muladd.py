@@ -17,7 +17,7 @@ the buffers each form's kernel reads:
   c * M + r).
 * ``stride0``: A and B loaded with Stride 0: buffer ``a`` holds one row of K
   elements, ``b`` one row of N per subgroup; the logical A (B) repeats it
-  (spec-digest 4.1: Stride 0 reads every row from the same place).
+  (SPV_KHR_cooperative_matrix, OpCooperativeMatrixLoadKHR: Stride 0 reads every row from the same place).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def planted_int(rng, e: CoopEntry, M, K, N, S):
     """Tiers ``wrap`` / ``sat``: products of one sign per row half and C at
     the edge of the Result range, so C + sum(A*B) leaves the range (the
     A x B intermediate itself stays in range: its overflow is undefined
-    with SaturatingAccumulation, spec-digest 4.2 item 2)."""
+    with SaturatingAccumulation, SPV_KHR_cooperative_matrix Rev 6 OpCooperativeMatrixMulAddKHR)."""
     at, bt, ct, rt = etype(e.A), etype(e.B), etype(e.C), etype(e.R)
     A = rng.integers(0, at.max + 1, size=(S, M, K), dtype=np.int64)
     B = rng.integers(0, bt.max + 1, size=(S, K, N), dtype=np.int64)
@@ -107,7 +107,7 @@ def planted_int(rng, e: CoopEntry, M, K, N, S):
 
 
 # SPV_KHR_cooperative_matrix: the internal precision is "defined by the client API" and Vulkan
-# fixes none (spec-digest 4.2 item 4)
+# fixes none (SPV_KHR_cooperative_matrix Rev 6, OpCooperativeMatrixMulAddKHR)
 COOP_RULES = MmaRules(full_precision=False)
 
 
@@ -139,7 +139,7 @@ def d_fill(case, A, B, C, steps: int, shape) -> np.ndarray:
 
 def judge_muladd(case, A, B, C, act, steps: int, profile, filled=None) -> Verdict:
     """A (S,M,Ktot), B (S,Ktot,N) where Ktot = steps*K; one rounding into the
-    Result per step (spec-digest 4.2).  ``filled``: the Result buffer as
+    Result per step (SPV_KHR_cooperative_matrix, OpCooperativeMatrixMulAddKHR).  ``filled``: the Result buffer as
     filled before the launch (elements still holding it are never written)."""
     e = case.entry
     rt = etype(e.R)
@@ -148,7 +148,7 @@ def judge_muladd(case, A, B, C, act, steps: int, profile, filled=None) -> Verdic
         return exact_out(int_expected(case, A, B, C, steps), act, rt, never)
     n_terms = steps * (A.shape[2] // steps + 1)
     if steps > 1:
-        # between chained MulAdds the value *is* a Result-typed matrix (spec-digest
+        # between chained MulAdds the value *is* a Result-typed matrix (SPV_KHR_cooperative_matrix
         # 4.1): whatever wider format a profile assumes inside one MulAdd, every
         # step rounds into the Result type, so the bound uses its precision.
         profile = replace(profile, acc_format={})

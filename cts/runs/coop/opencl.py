@@ -1,4 +1,4 @@
-"""Load / Store cases of the OpenCL cooperative-matrix axes (issue 23 item 4;
+"""Load / Store cases of the OpenCL cooperative-matrix axes (
 ``cts.families.coop_ocl_axes``): pointee types other than the component type,
 run-time strides, ARM blocked layouts and the draft queries' minimum pointer
 alignment / Stride; :func:`run_coop_opencl` is the OpenCL forms' runner (the
