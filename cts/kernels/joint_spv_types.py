@@ -50,7 +50,7 @@ ELEM: dict[str, tuple[str, str, str, int, str]] = {
 
 def _operand_bits(case) -> tuple[list[str], int]:
     """(KHR operand names, INTEL operand bits) of the MulAdd (SPV_KHR_cooperative_matrix
-    4.3/4.4: a Signed bit exactly for each signed integer type; INTEL
+    and the cl_khr_cooperative_matrix draft: a Signed bit exactly for each signed integer type; INTEL
     interpretation bits for bf16 / tf32 components)."""
     a, b, c, d = case.types
     names = []

@@ -4,7 +4,7 @@ OpenCL / KHR forms): sentinel fills unlike the expected value
 element -> (invocation, index) names of the diagnostics.
 
 The element-to-invocation mapping is implementation-defined (SPV_KHR_cooperative_matrix
-4.1): a mismatch names the holder the backend reports (``OWNER``), or none.
+"Cooperative Matrix" overview): a mismatch names the holder the backend reports (``OWNER``), or none.
 """
 
 from __future__ import annotations

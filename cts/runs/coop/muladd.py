@@ -149,7 +149,7 @@ def judge_muladd(case, A, B, C, act, steps: int, profile, filled=None) -> Verdic
     n_terms = steps * (A.shape[2] // steps + 1)
     if steps > 1:
         # between chained MulAdds the value *is* a Result-typed matrix (SPV_KHR_cooperative_matrix
-        # 4.1): whatever wider format a profile assumes inside one MulAdd, every
+        # types): whatever wider format a profile assumes inside one MulAdd, every
         # step rounds into the Result type, so the bound uses its precision.
         profile = replace(profile, acc_format={})
     v, _, _ = judge_mma_float(
