@@ -34,7 +34,10 @@ timeout 200 python3 -m pytest cases/test_joint_matrix.py::test_joint_matrix_coop
 echo "joint rc=$? $(( $(date +%s) - s )) s: $(tail -1 $OUT/joint.log)"
 $P --device 7 -k length > "$OUT/device7.log" 2>&1; echo "device 7 rc=$?: $(grep -i error $OUT/device7.log | head -2)"
 $P --device H100 -k "length and C16x16-f32" > "$OUT/deviceH100.log" 2>&1; echo "device H100 rc=$?: $(tail -1 $OUT/deviceH100.log)"
-for d in "$OUT"/*/journal; do [ -d "$d" ] && cat "$d"/*.jsonl > "$d.jsonl" 2>/dev/null; rm -rf "$d"; done
+# keep every journal (each run writes <report-dir>/journal/<run id>/*.jsonl): gzipped in place,
+# `python -m cts report` reads *.jsonl.gz (an earlier version globbed one level too shallow and
+# archived empty files)
+find "$OUT" -path '*/journal/*' -name '*.jsonl' -exec gzip -9 {} +
 # the machine returns at most 8 files: everything comes back as one archive (and pytest.log)
 (cd "$OUT" && tar -czf /tmp/bundle.tgz --exclude pytest.log . && find . -mindepth 1 ! -name pytest.log -delete \
   && mv /tmp/bundle.tgz bundle.tgz)
