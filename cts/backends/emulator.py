@@ -366,7 +366,7 @@ class EmulatorBackend(*_MIXINS, Backend):
     name = "emulator"
 
     def __init__(self, faults: tuple[str, ...] = ()):
-        known = all_faults()
+        known = {k: v for m in type(self).__mro__ for k, v in vars(m).get("FAULTS", {}).items()}
         unknown = [f for f in faults if f not in known]
         if unknown:
             raise ValueError(f"unknown emulator fault(s) {', '.join(unknown)}; known: {', '.join(known)}")
@@ -413,3 +413,11 @@ class EmulatorBackend(*_MIXINS, Backend):
             ),
             subgroup_sizes=(8, 16),
         )
+
+
+def emulator_class(registry) -> type:
+    """The emulator of another registry of families (a family being added, in
+    a self-test): EmulatorBackend with the registry's family mixins it lacks
+    put in front of it."""
+    extra = tuple(m for m in family_mixins(registry) if m not in EmulatorBackend.__mro__)
+    return type("EmulatorBackend", (*extra, EmulatorBackend), {}) if extra else EmulatorBackend
