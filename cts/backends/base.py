@@ -61,19 +61,21 @@ class Backend:
             )
         return None
 
+    def unsupported_by_family(self, case) -> str | None:
+        """The family's own capability check, ``unsupported_<family>(case)``
+        (the protocol ``cts.families.registry`` names as the family's
+        ``check``), or None where this backend has none."""
+        check = getattr(self, f"unsupported_{case.family}", None)
+        return check(case) if check else None
+
     def close(self) -> None:
         pass
 
-    # Families implemented by subclasses, all batched over subgroups:
-    #   run_intel_mma(case, a, b, c) -> d            (S, N, comps) raw bits
-    #   run_intel_split_mma(case, a, b, c) -> d      a (G, W, N, comps), b/c/d (G, W, N, .): G work-groups
-    #                                                of W = case.wg subgroups
-    #   run_intel_tf32_convert(case, x) -> y         float32 (items, width)
-    # A family whose case runs several launches may offer, next to
-    # run_<family>, run_<family>_launches(case, [operands, ...]) -> [results,
-    # ...]: the same launches computed in one call (the emulator does, for
-    # subgroup_rotate); a backend without it runs each launch as its own
-    # dispatch through run().
+    # Families implemented by subclasses: run_<family> with the signature of the family's
+    # protocol (cts.backends.protocols, named by the registry cts.families.registry); a
+    # family whose case runs several launches may offer run_<family>_launches(case,
+    # [operands, ...]) -> [results, ...] (the emulator does, for subgroup_rotate); a backend
+    # without it runs each launch as its own dispatch through run().
 
     def run(self, case, **operands: np.ndarray):
         fn = getattr(self, f"run_{case.family}")

@@ -151,8 +151,9 @@ class CudaBackend(CudaJoint, Backend):
         self._open()
         if self.reason:
             return self.reason
-        if case.family == "joint_matrix":
-            return self._joint_unsupported(case)
+        return self.unsupported_by_family(case)  # the family's check (cts.families.registry `check`)
+
+    def unsupported_mlir_mma(self, case) -> str | None:
         if case.op in LANE_OPS and case.sg != WARP:
             return f"case planned for subgroup size {case.sg}; a CUDA warp is {WARP}"
         return self._no_lowering(case)

@@ -70,6 +70,8 @@ class CudaJoint:
             )
         return None
 
+    unsupported_joint_matrix = _joint_unsupported  # the family's check (protocols.JointMatrixCheck)
+
     def take_notes(self) -> list[str]:
         """Findings of the cases run since the last call (report notes)."""
         out, self._joint_notes = list(getattr(self, "_joint_notes", [])), []

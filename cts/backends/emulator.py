@@ -242,37 +242,31 @@ class IntelEmulation:
         return (keep & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.float32)
 
 
-# Mixins of the other families register here (one import and one base each).
-# NumericsEmulation comes first: it wraps _mad of the families below it; HostileEmulation
-# wraps run_intel_mma (crash/hang doubles).
-from cts.backends.emu_coop import CoopEmulation  # noqa: E402  (cooperative matrix)
-from cts.backends.emu_coop2 import Coop2Emulation  # noqa: E402  (NV cooperative matrix 2)
-from cts.backends.emu_coop_ocl import CoopOclEmulation  # noqa: E402  (OpenCL cooperative-matrix axes)
+# The emulator's own wrappers stand in front of every family's run: NoWriteEmulation first
+# (a device that stores nothing), LatitudeEmulation (Vulkan's float latitude), NumericsEmulation
+# (wraps _mad of the families below it; it also realises float_mma), HostileEmulation (wraps
+# run_intel_mma: crash/hang doubles).  The family mixins follow in the order of the registry
+# of families (cts.families.registry), which declares each family's emulator mixin once.
 from cts.backends.emu_hostile import HostileEmulation  # noqa: E402
-from cts.backends.emu_joint import JointEmulation  # noqa: E402  (SYCL joint_matrix)
-from cts.backends.emu_latitude import LatitudeEmulation  # noqa: E402  (Vulkan's float latitude)
-from cts.backends.emu_mlir import MlirEmulation  # noqa: E402
-from cts.backends.emu_nowrite import NoWriteEmulation  # noqa: E402  (a device that stores nothing)
-from cts.backends.emu_numerics import NumericsEmulation  # noqa: E402  (float MMA through a device model)
-from cts.backends.emu_rotate import RotateEmulation  # noqa: E402
-from cts.backends.emu_spirv import SpirvEmulation  # noqa: E402
-from cts.backends.emu_subgroup_builtins import SubgroupBuiltinsEmulation  # noqa: E402
+from cts.backends.emu_latitude import LatitudeEmulation  # noqa: E402
+from cts.backends.emu_nowrite import NoWriteEmulation  # noqa: E402
+from cts.backends.emu_numerics import NumericsEmulation  # noqa: E402
+from cts.families.registry import emulator_mixins, resolve  # noqa: E402
 
-_MIXINS: tuple[type, ...] = (
-    NoWriteEmulation,  # first: it stands in front of every family's run
-    LatitudeEmulation,
-    NumericsEmulation,
-    HostileEmulation,
-    IntelEmulation,
-    RotateEmulation,
-    SubgroupBuiltinsEmulation,
-    MlirEmulation,
-    SpirvEmulation,
-    JointEmulation,
-    CoopOclEmulation,
-    CoopEmulation,
-    Coop2Emulation,
-)
+_WRAPPERS: tuple[type, ...] = (NoWriteEmulation, LatitudeEmulation, NumericsEmulation, HostileEmulation)
+
+
+def family_mixins(registry=None) -> tuple[type, ...]:
+    """The family mixins the registry declares, resolved, after the wrappers."""
+    out: list[type] = []
+    for ref in emulator_mixins(registry):
+        m = resolve(ref)  # this module's own IntelEmulation resolves from the module being imported
+        if m not in _WRAPPERS and m not in out:
+            out.append(m)
+    return tuple(out)
+
+
+_MIXINS: tuple[type, ...] = _WRAPPERS + family_mixins()
 
 
 def all_faults() -> dict[str, str]:
@@ -288,7 +282,7 @@ class EmulatorBackend(*_MIXINS, Backend):
     name = "emulator"
 
     def __init__(self, faults: tuple[str, ...] = ()):
-        known = all_faults()
+        known = {k: v for m in type(self).__mro__ for k, v in vars(m).get("FAULTS", {}).items()}
         unknown = [f for f in faults if f not in known]
         if unknown:
             raise ValueError(f"unknown emulator fault(s) {', '.join(unknown)}; known: {', '.join(known)}")
@@ -335,3 +329,11 @@ class EmulatorBackend(*_MIXINS, Backend):
             ),
             subgroup_sizes=(8, 16),
         )
+
+
+def emulator_class(registry) -> type:
+    """The emulator of another registry of families (a family being added, in
+    a self-test): EmulatorBackend with the registry's family mixins it lacks
+    put in front of it."""
+    extra = tuple(m for m in family_mixins(registry) if m not in EmulatorBackend.__mro__)
+    return type("EmulatorBackend", (*extra, EmulatorBackend), {}) if extra else EmulatorBackend

@@ -7,8 +7,8 @@ Stable interface used by other rooms (keep these names):
   own module (``cts/backends/opencl_<family>.py``), defines
   ``run_<family>(case, **operands)`` and optionally
   ``unsupported_<family>(case) -> str | None`` and
-  ``kernel_source_<family>(case, subgroups) -> KernelSource``, and is added
-  with one line to ``_OPENCL_MIXINS`` below.  Mixin modules must not import
+  ``kernel_source_<family>(case, subgroups) -> KernelSource``, and is named
+  as the family's ``opencl`` mixin in ``cts.families.registry``.  Mixin modules must not import
   this module at import time (it imports them).
 * ``backend.ctx``, ``backend.queue``, ``backend.device`` (pyopencl objects),
   ``backend.info`` (the :class:`DeviceInfo` of ``describe()``).
@@ -178,24 +178,12 @@ class IntelOpenCL:
 
 __all__ = ["OpenCLBackend", "BuildStats", "default_cache_dir", "_OPENCL_MIXINS"]
 
-# Family mixins, one line each (their modules: cts/backends/opencl_<family>.py).
-from cts.backends.opencl_rotate import RotateOpenCL  # noqa: E402
-from cts.backends.opencl_spirv import SpirvOpenCL  # noqa: E402
+# Family mixins (their modules: cts/backends/opencl_<family>.py), as the registry of families
+# (cts.families.registry) declares them; the rotate and built-ins mixins bring SizesOpenCL
+# (opencl_sizes.py) as their base.
+from cts.families.registry import device_mixins, resolve  # noqa: E402
 
-# (the rotate and built-ins mixins bring SizesOpenCL, opencl_sizes.py, as their base)
-_OPENCL_MIXINS: tuple[type, ...] = (IntelOpenCL, SpirvOpenCL, RotateOpenCL)
-from cts.backends.opencl_mlir import MlirOpenCL  # noqa: E402
-
-_OPENCL_MIXINS += (MlirOpenCL,)  # MLIR gpu.rotate / mma_rotate lowered to OpenCL C
-from cts.backends.opencl_coop import CoopOpenCL  # noqa: E402
-
-_OPENCL_MIXINS += (CoopOpenCL,)  # cooperative matrix, OpenCL forms
-from cts.backends.opencl_joint import JointOpenCL  # noqa: E402
-
-_OPENCL_MIXINS += (JointOpenCL,)  # joint_matrix, the AMX tables as SPIR-V
-from cts.backends.opencl_subgroup_builtins import SubgroupBuiltinsOpenCL  # noqa: E402
-
-_OPENCL_MIXINS += (SubgroupBuiltinsOpenCL,)  # the subgroup built-ins the rotate oracle relies on
+_OPENCL_MIXINS: tuple[type, ...] = tuple(resolve(ref) for ref in device_mixins("opencl"))
 
 SUBGROUPS_PER_CASE = 32
 
@@ -344,8 +332,7 @@ class OpenCLBackend(*_OPENCL_MIXINS, Backend):
         reason = super().unsupported(case)
         if reason:
             return reason
-        check = getattr(self, f"unsupported_{case.family}", None)
-        return check(case) if check else None
+        return self.unsupported_by_family(case)
 
     # ------------------------------------------------------------- kernels
     def with_prelude(self, text: str) -> str:

@@ -29,11 +29,9 @@ from __future__ import annotations
 import numpy as np
 
 from cts.backends.base import Backend, BackendError, CaseError, DeviceInfo
-from cts.backends.vulkan_coop import CoopVulkan
-from cts.backends.vulkan_coop2 import Coop2Vulkan
-from cts.backends.vulkan_mlir import MlirVulkan
-from cts.backends.vulkan_rotate import ROTATE_EXTENSION_VK, ROTATE_FEATURES_STYPE, RotateVulkan
+from cts.backends.vulkan_rotate import ROTATE_EXTENSION_VK, ROTATE_FEATURES_STYPE
 from cts.families.coop import COOP_EXTENSION, CoopEntry
+from cts.families.registry import device_mixins, resolve
 
 __all__ = ["VulkanBackend"]
 
@@ -42,7 +40,7 @@ MAX_GROUPS = 65535  # guaranteed maxComputeWorkGroupCount[0]
 WAIT_NS = 20_000_000_000  # a dispatch that takes longer is a hang (the per-case pytest timeout is 300 s)
 
 
-class VulkanBackend(Coop2Vulkan, CoopVulkan, MlirVulkan, RotateVulkan, Backend):
+class VulkanBackend(*(resolve(ref) for ref in device_mixins("vulkan")), Backend):  # cts.families.registry
     name = "vulkan"
     coop_apis = ("vk",)
 
@@ -274,13 +272,7 @@ class VulkanBackend(Coop2Vulkan, CoopVulkan, MlirVulkan, RotateVulkan, Backend):
         self._open()
         if self.reason:
             return self.reason
-        if case.family == "subgroup_rotate":
-            return self.unsupported_subgroup_rotate(case)
-        if case.family == "mlir_mma":
-            return self.unsupported_mlir_mma(case)
-        if case.family == "coop_matrix2":
-            return self.unsupported_coop_matrix2(case)
-        return self.unsupported_coop_matrix(case)
+        return self.unsupported_by_family(case)  # the family's check (cts.families.registry `check`)
 
     # --------------------------------------------------------- execution
     def _buffer(self, nbytes: int, address: bool = False):

@@ -16,6 +16,7 @@ import pytest
 
 from cts.backends import BACKENDS, make_backend
 from cts.errors import BackendError, CaseError, CaseTimeout, HarnessError, ToolchainError, Unsupported
+from cts.families.registry import plugins as family_plugins
 from cts.plugin.heap import keep_freed_memory
 from cts.plugin.keys import HARNESS, SWEEP_GROUP, sweep_group  # noqa: F401  (re-exported)
 from reference.data import TIERS
@@ -30,21 +31,21 @@ __all__ = ["Harness"]
 RECORD = pytest.StashKey[dict]()
 FIELDS = pytest.StashKey[dict]()  # the case fields of an item, computed once at its start
 
-# Each room's own pytest plugin module (options, backend options via
-# ``cts_backend_options(config)``, rerun arguments via ``cts_rerun_args(config)``).
-# A room adds one line here and keeps everything else in its own module.
+# The suite's own pytest plugin modules (options, backend options via
+# ``cts_backend_options(config)``, rerun arguments via ``cts_rerun_args(config)``):
+# the sweep and its shards, the OpenCL backend's options, then each family's options
+# plugin as the registry of families declares it (cts.families.registry), then the
+# run's record: its journal (run id, configuration, session header), every case's
+# start marker and outcome row, and the garbage-collector policy.
 ROOM_PLUGINS: tuple[str, ...] = (
     "cts.plugin.sweep",
     "cts.plugin.shard",
-    "cts.plugin.coop",
     "cts.plugin.opencl",
-    "cts.plugin.spirv",
+    *family_plugins(),
+    "cts.plugin.record",
+    "cts.plugin.casejournal",
+    "cts.plugin.gcpolicy",
 )
-ROOM_PLUGINS += ("cts.plugin.numerics",)  # --emulator-model, --numerics-tiles
-ROOM_PLUGINS += ("cts.plugin.joint",)  # --joint-lowering (issue 17)
-ROOM_PLUGINS += ("cts.plugin.record",)  # the run's journal: run id, configuration, session header
-ROOM_PLUGINS += ("cts.plugin.casejournal",)  # every case's start marker and outcome row
-ROOM_PLUGINS += ("cts.plugin.gcpolicy",)  # what collection built is frozen out of the cyclic collector
 
 
 # ---------------------------------------------------------------- options

@@ -33,36 +33,25 @@ import numpy as np
 
 __all__ = ["FAMILIES", "find_case", "write_bundle", "main"]
 
-# family -> (cases function, runner, pytest test name).  Other families add a line.
-FAMILIES: dict[str, tuple[str, str, str]] = {
-    "intel_mma": (
-        "cts.families.intel:intel_mma_cases",
-        "cts.runs.intel:run_intel_mma",
-        "test_intel_mma",
-    ),
-    "intel_split_mma": (
-        "cts.families.intel:intel_split_cases",
-        "cts.runs.intel:run_intel_mma",
-        "test_intel_split_mma",
-    ),
-    "intel_tf32_convert": (
-        "cts.families.intel:tf32_convert_cases",
-        "cts.runs.intel:run_tf32_convert",
-        "test_intel_tf32_convert",
-    ),
-    "spirv_intel_mma": (
-        "cts.families.spirv_intel:spirv_intel_all_cases",
-        "cts.runs.spirv:run_spirv_intel_mma",
-        "test_spirv_intel_mma",
-    ),
-    "spirv_tf32_round": (
-        "cts.families.spirv_tf32:spirv_tf32_round_cases",
-        "cts.runs.spirv:run_spirv_tf32_round",
-        "test_spirv_round_tf32",
-    ),
-}
-# families whose test lives in another family's module (cases/test_<module>.py)
-TEST_MODULE = {"spirv_tf32_round": "spirv_intel_mma"}
+
+def _bundled() -> tuple[dict[str, tuple[str, str, str]], dict[str, str]]:
+    """family -> (cases function, runner, pytest test name), and family -> its
+    cases/ test module name, for every family the registry of families
+    (cts.families.registry) declares with a repro bundle; the others carry
+    the reason they have none."""
+    from cts.families.registry import FAMILIES as DECLARED
+    from cts.families.registry import Repro
+
+    fams, modules = {}, {}
+    for f in DECLARED.values():
+        if isinstance(f.repro, Repro):
+            test = next(t for t in f.tests if t.run == f.repro.run)
+            fams[f.name] = (f.repro.cases, f.repro.run, test.test)
+            modules[f.name] = test.module.removeprefix("cases/test_").removesuffix(".py")
+    return fams, modules
+
+
+FAMILIES, TEST_MODULE = _bundled()
 
 
 def _load(ref: str):
