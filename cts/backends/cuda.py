@@ -1,5 +1,5 @@
 """Backend ``cuda``: the MLIR family through upstream MLIR's NVVM path on
-the CUDA driver (issue 18; specs/mlir-lowering.md "To PTX for CUDA"), and
+the CUDA driver (mlir-opt's gpu-lower-to-nvvm-pipeline, then the driver's PTX JIT), and
 SYCL joint_matrix's NVIDIA rows as the WMMA PTX DPC++'s CUDA path emits
 (cts.backends.cuda_joint, cts.kernels.ptx_joint).
 

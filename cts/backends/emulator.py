@@ -1,7 +1,7 @@
 """The emulator backend: numpy, vectorised over subgroups, at work-item level.
 
 It plays the part of a device.  Each invocation's operands are decoded the
-way the extension's coding sample does it (spec-digest 1.4): for every
+way the extension's coding sample does it (cl_intel_subgroup_matrix_multiply_accumulate, Sample Code): for every
 k-chunk, the packed value of ``a`` is *broadcast from invocation j* and its
 elements are multiplied with the elements of this invocation's ``b`` that
 hold the same k.  The decoding here is written from the built-in's
@@ -86,7 +86,7 @@ class IntelEmulation:
         if tname == "tf32":
             u = raw.astype(np.uint32)
             if "tf32_inputs_full_precision" not in f:
-                # spec-digest 1.5: only the upper 10 of the 23 stored mantissa bits take
+                # cl_intel_subgroup_matrix_multiply_accumulate_tf32: only the upper 10 of the 23 stored mantissa bits take
                 # part in the math (this device ignores the rest; NaN stays NaN)
                 nan = (u & np.uint32(0x7F800000)) == np.uint32(0x7F800000)
                 u = np.where(nan & ((u & np.uint32(0x7FFFFF)) != 0), u | np.uint32(0x400000), u)

@@ -1,5 +1,5 @@
 """Backend ``vulkan``: cooperative matrix on a real Vulkan driver through the
-``vulkan`` package (spec-digest 4.3; recipe and pitfalls: shared/DEVICE.md).
+``vulkan`` package (VK_KHR_cooperative_matrix; the GPU recipe: reports/h100-vulkan/setup.sh).
 
 * Instance (API 1.3), one physical device chosen with ``--device`` (index or
   substring of the name; default: the first that reports
@@ -21,7 +21,7 @@
 Skips (never errors) when the loader, a device, the extension, or the
 property entry a case needs is missing; a bad ``--device`` is a one-line
 usage error.  ``cts.runs.coop.device_muladd(backend, entry, A, B, C) -> D``
-is the public entry point for experiments (issue 8).
+is the public entry point for experiments (the numerics fingerprint).
 """
 
 from __future__ import annotations

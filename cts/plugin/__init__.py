@@ -23,7 +23,7 @@ from reference.data import TIERS
 from reference.tolerance import PROFILES
 
 # tiers a user must ask for with --tiers: "model" judges a device against its own inferred
-# numerics fingerprint (issue 8), a characterization no spec requires, so it is not in a default sweep
+# numerics fingerprint (docs/numerics.md), a characterization no spec requires, so it is not in a default sweep
 OPT_IN_TIERS = ("model",)
 
 __all__ = ["Harness"]

@@ -1,6 +1,5 @@
 """``python -m cts repro CASE_ID --out DIR``: a standalone bundle for one case
-(issue 4, item 6; DESIGN.md "Diagnostics"; array-api-tests repro snippets,
-peer-suites.md F.2).
+(a self-contained reproducer a driver team can run without the suite).
 
 The bundle holds
 
