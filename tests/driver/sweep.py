@@ -33,7 +33,7 @@ def prepared_python(var: str, script: str, folder: str) -> str:
     if not py:
         pytest.skip(
             f"{var} is not set: prepare the driver with `bash scripts/{script} {folder} .venv/bin/python`, "
-            f'then `. {folder}/env.sh && "${var}" -m pytest tests -m driver -k {script.removesuffix(".sh")}`'
+            f'then `. {folder}/env.sh && "${var}" -m pytest tests/driver -m driver -k {script.removesuffix(".sh")}`'
         )
     return py
 

@@ -3,7 +3,7 @@ built-ins and joint_matrix's AMX tables on Intel's CPU OpenCL runtime (PyPI
 ``intel-opencl-rt``, registered by cts/backends/icd.py): each test runs its
 sweep and checks the record.
 
-``pytest tests -m driver -k intel_cpu_runtime`` (set CTS_OPENCL_CACHE_DIR to
+``pytest tests/driver -m driver -k intel_cpu_runtime`` (set CTS_OPENCL_CACHE_DIR to
 keep built programs between runs)."""
 
 import pytest

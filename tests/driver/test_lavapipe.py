@@ -3,7 +3,7 @@ subgroup rotate, NV cooperative matrix 2, the MLIR family through mlir-opt 22,
 and the numerics fingerprint of the device.
 
 Prepare with ``bash scripts/lavapipe.sh .cache/lavapipe .venv/bin/python``, then
-``. .cache/lavapipe/env.sh && "$LVP_PYTHON" -m pytest tests -m driver -k lavapipe``."""
+``. .cache/lavapipe/env.sh && "$LVP_PYTHON" -m pytest tests/driver -m driver -k lavapipe``."""
 
 import json
 

@@ -3,7 +3,7 @@ on its cl_intel_subgroups, the subgroup built-ins (OpenCL C + SPIR-V) and
 rotate's skips.
 
 Prepare with ``bash scripts/pocl.sh .cache/pocl .venv/bin/python``, then
-``. .cache/pocl/env.sh && "$POCL_PYTHON" -m pytest tests -m driver -k pocl``."""
+``. .cache/pocl/env.sh && "$POCL_PYTHON" -m pytest tests/driver -m driver -k pocl``."""
 
 import pytest
 

@@ -3,7 +3,7 @@ built-ins, rotate (OpenCL C + SPIR-V, vectors and Boolean included) and the
 MLIR rotate ops.
 
 Prepare with ``bash scripts/rusticl.sh .cache/rusticl .venv/bin/python``, then
-``. .cache/rusticl/env.sh && "$RUSTICL_PYTHON" -m pytest tests -m driver -k rusticl``."""
+``. .cache/rusticl/env.sh && "$RUSTICL_PYTHON" -m pytest tests/driver -m driver -k rusticl``."""
 
 import pytest
 
