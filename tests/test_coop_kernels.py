@@ -151,6 +151,7 @@ def _have_vulkan_loader() -> bool:
     return True
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(_have_vulkan_loader(), reason="a Vulkan loader is present: cases would run, not skip")
 def test_without_vulkan_every_case_skips_with_a_reason(tmp_path):
     p = subprocess.run(
@@ -186,6 +187,7 @@ def test_without_vulkan_every_case_skips_with_a_reason(tmp_path):
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(_have_vulkan_loader(), reason="a Vulkan loader is present: the name would be matched")
 def test_without_vulkan_a_named_device_is_a_one_line_error():
     """--device names a device none can be listed for: an error, not 833 skips."""
@@ -212,6 +214,7 @@ def _val(code: bytes) -> subprocess.CompletedProcess:
         )
 
 
+@pytest.mark.e2e
 def test_modules_validate_fresh_past_the_cache(modules):
     """spirv_module reads validated modules back from .cache/coopmat; here
     every returned binary goes through spirv-val again."""
@@ -221,6 +224,7 @@ def test_modules_validate_fresh_past_the_cache(modules):
     assert not bad, bad[:3]
 
 
+@pytest.mark.e2e
 def test_vulkan_validation_is_real(modules):
     """The same validator rejects a module that lost its cooperative-matrix
     capability (so a pass above means something)."""
@@ -267,6 +271,7 @@ KHR_FORM_TEXT = {
 }
 
 
+@pytest.mark.e2e
 def test_khr_forms_are_in_the_module(modules):
     seen = set()
     for case, code in modules:

@@ -226,6 +226,7 @@ STORE = "cl-spirv-store-C8x8-f32-row-tight-storage-exact"
 LOAD = "cl-spirv-load-A8x16-f16-row-tight-storage-exact"
 
 
+@pytest.mark.e2e
 def test_assumed_extension_crash_stays_in_its_case(intel, tmp_path):
     """Deterministic: the child process dies with SIGILL for every case;
     both cases fail with that reason, the session ends normally.  The
@@ -242,6 +243,7 @@ def test_assumed_extension_crash_stays_in_its_case(intel, tmp_path):
     )
 
 
+@pytest.mark.e2e
 def test_assumed_extension_on_the_real_runtime(intel, tmp_path):
     """Intel's runtime lowers coop matrices to AMX only (local-runtimes 2.4):
     with the Sapphire Rapids target forced, a store-only f32 kernel dies

@@ -50,6 +50,7 @@ def _pytest(*args):
     )
 
 
+@pytest.mark.e2e
 def test_unknown_profile_and_api_are_one_line_usage_errors():
     p = _pytest("--coop-profile", "nosuch", "--collect-only")
     assert p.returncode == 4 and "unknown coop profile 'nosuch'" in p.stderr
@@ -57,6 +58,7 @@ def test_unknown_profile_and_api_are_one_line_usage_errors():
     assert p.returncode == 4 and "unknown --coop-api metal" in p.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "text, why",
     [
@@ -72,6 +74,7 @@ def test_a_broken_profile_file_is_named_in_one_line(tmp_path, text, why):
     assert p.returncode == 4 and len(err) == 1 and str(f) in err[0] and why in err[0], p.stderr
 
 
+@pytest.mark.e2e
 def test_profile_option_changes_the_space():
     p = _pytest(
         "--coop-profile", "amd_rdna3", "--coop-api", "vk", "--collect-only", "-k", "muladd and sat-sg"
