@@ -10,13 +10,14 @@ import pytest
 from cts.families.coop import CoopEntry, coop_cases, load_profile, matrix_types, profile_names
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def test_h100_profile_is_the_table_the_driver_reported():
     """cts/profiles/h100.json == the VkCooperativeMatrixPropertiesKHR entries
-    recorded by the real run (reports/h100-vulkan/device.json)."""
-    facts = json.loads((ROOT / "reports/h100-vulkan/device.json").read_text())
-    reported = [CoopEntry(**e) for e in facts["device"]["coop_properties"]]
+    recorded by the real run (its device facts, tests/data/h100-vulkan-coop-properties.json)."""
+    facts = json.loads((DATA / "h100-vulkan-coop-properties.json").read_text())
+    reported = [CoopEntry(**e) for e in facts["coop_properties"]]
     assert list(load_profile("h100").entries) == reported
 
 
