@@ -33,6 +33,20 @@ def vulkan_or_skip():
     return vulkan
 
 
+def host_tool_or_skip(name: str) -> str:
+    """The path of a SPIR-V / GLSL host tool, or a skip naming the package
+    that brings it (cts.kernels.spirv_tools.PACKAGES: glslang comes with the
+    optional ``vulkan`` extra, not with a bare install)."""
+    import pytest
+
+    from cts.kernels.spirv_tools import SpirvToolError, tool_path
+
+    try:
+        return tool_path(name)
+    except SpirvToolError as e:
+        pytest.skip(str(e))
+
+
 def pytest_collection_modifyitems(config, items):
     # A driver test runs a whole sweep against a real driver prepared beside the system (.ci/run
     # prepares each, then runs `pytest tests -m driver -k <driver>` in its environment): a plain

@@ -19,6 +19,7 @@ from cts.families.coop import coop_cases, load_profile
 from cts.kernels.coopmat_glsl import disassemble, kernel_buffers, spirv_module
 from cts.runs.coop import run_coop
 from reference.data import TIERS
+from tests.conftest import host_tool_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,6 +74,8 @@ ALL = _one_shape(_vk_cases("h100")) + _vk_cases("amd_rdna3", True) + _vk_cases("
 
 @pytest.fixture(scope="module")
 def modules():
+    host_tool_or_skip("glslang")
+
     def build(item):
         case, sg = item
         return case, spirv_module(case, sg)  # raises GenerationError with the tool log
