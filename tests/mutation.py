@@ -3,7 +3,8 @@
 A family's cases run in-process on the emulator through the family's own runner: the
 correct emulator must pass every case, and each named fault of the emulator (one at a
 time) must make the cases it targets fail -- the fault's kill set.  ``kills`` prints the
-fault -> killed cases table (``pytest tests/test_mutations.py -s`` shows it).
+fault -> killed cases table (``pytest tests/test_mutations.py -s`` shows it).  The tests
+that read a whole kill table are marked ``e2e``: every fault runs every case of the family.
 """
 
 from __future__ import annotations

@@ -70,6 +70,7 @@ def test_every_fault_has_a_target():
     assert set(TARGET) == set(COOP2_FAULTS)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(COOP2_FAULTS))
 def test_fault_caught_only_by_its_cases(fault, catches):
     frags = ALSO.get(fault, (TARGET[fault],))

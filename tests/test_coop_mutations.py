@@ -39,11 +39,13 @@ def catches():
     return COOP.kills(COOP_FAULTS, fault_cases())
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(COOP_FAULTS))
 def test_coop_fault_is_caught(fault, catches):
     COOP.assert_killed(catches, fault)
 
 
+@pytest.mark.e2e
 def test_faults_are_caught_where_they_should_be(catches):
     """Each targeted fault is caught by the op that targets it."""
     want = {
@@ -90,6 +92,7 @@ KHR_FAULTS = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(KHR_FAULTS))
 def test_khr_axis_fault_is_caught_only_by_its_axis(fault, catches):
     got = catches[fault]

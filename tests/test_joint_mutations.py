@@ -69,6 +69,7 @@ def first_catch():
     return JOINT.first_kills(JOINT_FAULTS, lambda fault: [c for c in CASES if c.op == TARGET[fault]])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(JOINT_FAULTS))
 def test_fault_is_caught_by_its_target_operation(fault, first_catch):
     assert first_catch[fault], f"fault {fault!r} not caught by any {TARGET[fault]} case"

@@ -23,11 +23,13 @@ def catches():
     return MLIR.kills(MLIR_FAULTS, [c for c in mlir_cases() if c.sg in (8, 16) or c.op == "gpu_rotate"])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(MLIR_FAULTS))
 def test_mlir_fault_is_caught(fault, catches):
     MLIR.assert_killed(catches, fault)
 
 
+@pytest.mark.e2e
 def test_mlir_faults_are_caught_by_their_op(catches):
     """Each fault is caught by the op that targets it (not only by accident)."""
     expect = {
@@ -80,6 +82,7 @@ MUST_CATCH = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(NEW_AXIS_FAULTS))
 def test_new_axis_faults_are_caught_only_by_their_new_cases(fault, catches):
     by_id = {c.id: c for c in mlir_cases()}

@@ -63,11 +63,13 @@ def catches():
     return table
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_fault_is_caught(fault, catches):
     intel().assert_killed(catches, fault)
 
 
+@pytest.mark.e2e
 def test_faults_are_caught_by_the_tier_that_targets_them(catches):
     """Sanity of the tiers: the rounding tier is what catches truncation of
     bf16 results (strict profile), one-hot data catches column order."""

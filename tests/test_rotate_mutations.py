@@ -30,11 +30,13 @@ def catches():
     return ROTATE.kills(ROTATE_FAULTS, [c for c in rotate_cases() if c.sg in (8, 16)])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(ROTATE_FAULTS))
 def test_rotate_fault_is_caught(fault, catches):
     ROTATE.assert_killed(catches, fault)
 
 
+@pytest.mark.e2e
 def test_rotate_faults_are_caught_where_expected(catches):
     """The cases that target a fault catch it: clusters catch the cluster
     base, vectors the vector tail, long/ulong/double the high word, floats
@@ -53,6 +55,7 @@ def test_rotate_faults_are_caught_where_expected(catches):
     assert len(catches["rotate_required_size_ignored"]) == len([c for c in rotate_cases() if c.sg in (8, 16)])
 
 
+@pytest.mark.e2e
 def test_modulo_current_size_is_caught_only_by_non_power_of_two_partial_subgroups(catches, monkeypatch):
     """A device that wraps the source lane around the current (partial)
     subgroup's size instead of the maximum size: every plain rotate case
@@ -93,6 +96,7 @@ MUST_CATCH = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(NEW_AXIS_FAULTS))
 def test_new_axis_faults_are_caught_only_by_their_new_cases(fault, catches):
     by_id = {c.id: c for c in rotate_cases()}

@@ -147,11 +147,13 @@ def catches():
     return SPIRV.kills(SPIRV_FAULTS, all_cases())
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(SPIRV_FAULTS))
 def test_fault_is_caught(fault, catches):
     SPIRV.assert_killed(catches, fault)
 
 
+@pytest.mark.e2e
 def test_faults_are_caught_where_they_apply(catches):
     """Each fault fails exactly the literals it concerns, never others."""
     assert all(
@@ -165,6 +167,7 @@ def test_faults_are_caught_where_they_apply(catches):
     assert all("lit0x300-" in c for c in catches["spirv_n_gt_k_as_n_lt_k"])
 
 
+@pytest.mark.e2e
 def test_the_spec_constant_fault_is_caught_only_by_the_kspec_cases(catches):
     """spirv_spec_constant_default (the values set at build time ignored):
     every K Dim OpSpecConstant case fails but the M = 1 rounding cases, whose
