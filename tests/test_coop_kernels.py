@@ -84,6 +84,7 @@ def modules():
         return list(ex.map(build, ALL))
 
 
+@pytest.mark.e2e
 def test_every_generated_module_passes_spirv_val(modules):
     """spirv_module runs spirv-val on every module it returns; a rejected
     module raises.  Here: every case of the h100 table and every MulAdd of
@@ -102,6 +103,7 @@ OPERAND_BITS = {
 }
 
 
+@pytest.mark.e2e
 def test_muladd_operands_match_the_entry(modules):
     """Signed bits iff the component type is signed, SaturatingAccumulation iff
     the entry is saturating (VK SPIR-V environment rule, spec-digest 4.3)."""
@@ -120,6 +122,7 @@ def test_muladd_operands_match_the_entry(modules):
     assert checked >= 30
 
 
+@pytest.mark.e2e
 def test_bf16_modules_use_bfloat16_type(modules):
     for case, code in modules:
         if case.entry is not None and case.entry.A == "bf16":

@@ -59,6 +59,7 @@ def modules():
     return out
 
 
+@pytest.mark.e2e
 def test_every_module_validates_fresh(modules):
     texts = list(modules)
     blobs = assemble_many(texts, use_disk=False, fresh=True)
@@ -66,12 +67,14 @@ def test_every_module_validates_fresh(modules):
     assert all(b[:4] == b"\x03\x02\x23\x07" for b in blobs)
 
 
+@pytest.mark.e2e
 def test_validation_is_real(modules):
     text = next(iter(modules))
     with pytest.raises(SpirvToolError):
         assemble(text.replace("OpCapability CooperativeMatrixKHR\n", ""), use_disk=False, fresh=True)
 
 
+@pytest.mark.e2e
 def test_module_rules(modules):
     """Scope Subgroup, 64-bit strides, the case's layout, and MulAdd
     operands exactly as the entry's types and saturation say."""

@@ -152,6 +152,7 @@ def test_without_a_driver_every_cuda_joint_case_is_one_line_skip():
         assert why and "\n" not in why and "driver" in why.lower()
 
 
+@pytest.mark.e2e
 def test_nv_layout_sweep_completes_the_table():
     """With joint_cases, every (row, shape, A/B/C/D layout) of the NVIDIA
     table has a mad case, none twice; the emulated CUDA device passes them."""

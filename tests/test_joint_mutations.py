@@ -60,6 +60,7 @@ def test_every_fault_has_a_target():
 JOINT = Mutations("joint_matrix", lambda c, be: run_joint(c, be, SEED, subgroups=TILES))
 
 
+@pytest.mark.e2e
 def test_clean_emulator_passes_every_case():
     JOINT.assert_clean(CASES)
 

@@ -124,6 +124,7 @@ def test_clean_emulator_passes_everything():
     SPIRV.assert_clean(all_cases())
 
 
+@pytest.mark.e2e
 def test_clean_emulator_passes_the_extended_tier():
     ext = [
         c for c in spirv_intel_cases(("exact", "onehot", "random"), extended=True) if c.level == "extended"
