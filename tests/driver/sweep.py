@@ -68,7 +68,7 @@ def run(
         timeout=SWEEP_TIMEOUT,
         stdin=subprocess.DEVNULL,
     )
-    tail = "\n".join((r.stdout + r.stderr).splitlines()[-3:])
+    tail = "\n".join(r.stdout.splitlines()[-2:])  # the run's summary (stderr: plugin warnings)
     print(f"$ {' '.join(args[:4])} ...: exit {r.returncode}\n{tail}")
     if check:
         assert r.returncode == 0, f"exit {r.returncode}:\n{r.stdout[-3000:]}\n{r.stderr[-3000:]}"
