@@ -204,6 +204,7 @@ def test_kill_9_at_a_random_point_then_resume_loses_no_verdict_and_gives_no_fals
     assert "resumed by" in (tmp_path / "m" / "report.md").read_text()
 
 
+@pytest.mark.e2e
 def test_ctrl_c_report_says_interrupted_with_the_resume_command(tmp_path):
     cmd = [sys.executable, "-m", "pytest", INTEL, *Q, "-p", "no:xdist", "-p", "no:cacheprovider",
            "--report-dir", str(tmp_path), "-k", "sg8 and i8_i8 and exact and not wg", "--emulator-fault", "hostile_hang_M2"]  # fmt: skip
