@@ -22,8 +22,9 @@ from cts.report.record import read_record
 ROOT = Path(__file__).resolve().parents[2]
 # the on-disk cache of built OpenCL programs (--opencl-cache-dir), shared between runs when set
 OPENCL_CACHE_ENV = "CTS_OPENCL_CACHE_DIR"
-# a whole driver sweep (the Intel rotate sweep: 5 min on 2 cores; PoCL's Intel MMA: 6 min cold)
-SWEEP_TIMEOUT = 1800
+# a whole driver sweep (the Intel rotate sweep: 5 min on 2 idle cores, over 30 min on a loaded
+# machine; PoCL's Intel MMA: 6 min cold)
+SWEEP_TIMEOUT = 3600
 
 
 def prepared_python(var: str, script: str, folder: str) -> str:
