@@ -31,3 +31,29 @@ def vulkan_or_skip():
     except OSError as e:
         pytest.skip(f"no Vulkan loader: {e}")
     return vulkan
+
+
+def host_tool_or_skip(name: str) -> str:
+    """The path of a SPIR-V / GLSL host tool, or a skip naming the package
+    that brings it (cts.kernels.spirv_tools.PACKAGES: glslang comes with the
+    optional ``vulkan`` extra, not with a bare install)."""
+    import pytest
+
+    from cts.kernels.spirv_tools import SpirvToolError, tool_path
+
+    try:
+        return tool_path(name)
+    except SpirvToolError as e:
+        pytest.skip(str(e))
+
+
+def pytest_collection_modifyitems(config, items):
+    # A driver test runs a whole sweep against a real driver prepared beside the system (.ci/run
+    # prepares each, then runs `pytest tests -m driver -k <driver>` in its environment): a plain
+    # `pytest tests` leaves them out, and only a -m expression naming "driver" selects them.
+    if "driver" in (config.option.markexpr or ""):
+        return
+    keep = [i for i in items if i.get_closest_marker("driver") is None]
+    if len(keep) < len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i.get_closest_marker("driver") is not None])
+        items[:] = keep

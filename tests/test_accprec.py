@@ -225,6 +225,7 @@ def test_legal_device_models_pass_the_tier(model):
     assert bad == []
 
 
+@pytest.mark.e2e
 def test_an_fp16_accumulating_model_fails_the_tier():
     be = EmulatorBackend()
     be.set_model("f16acc_b4")

@@ -70,12 +70,14 @@ def tree(tmp_path_factory) -> Path:
     return t
 
 
+@pytest.mark.e2e
 def test_the_tree_keeps_its_contracts(tree):
     r = _lint_imports(tree)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "broken" in r.stdout and "0 broken" in r.stdout
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "module, line, broken",
     [

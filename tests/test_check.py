@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from cts.judge import compare
 from reference.dtypes import etype
@@ -38,6 +39,7 @@ def test_checked_mask_counts_and_reports_only_judged_elements():
     assert v_none.passed and v_none.elements == 0  # the plugin turns this into a failure
 
 
+@pytest.mark.e2e
 def test_plugin_fails_a_pass_that_checked_no_element(tmp_path):
     (tmp_path / "conftest.py").write_text('pytest_plugins = ["cts.plugin"]\n')
     (tmp_path / "test_vacuous.py").write_text(

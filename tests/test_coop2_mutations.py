@@ -5,16 +5,13 @@ and only by the cases of the op (and variant) it targets.
 ``-s`` prints the fault -> catching cases table.
 """
 
-from collections import defaultdict
-
 import pytest
-from tabulate import tabulate
 
 from cts.backends.emu_coop2 import COOP2_FAULTS
-from cts.backends.emulator import EmulatorBackend
 from cts.families.coop import load_profile
 from cts.families.coop2 import ASSUMED, coop2_cases
 from cts.runs.coop2 import run_coop2
+from tests.mutation import Mutations, assert_kills_only
 
 SEED = 1
 
@@ -57,33 +54,24 @@ def cases():
     return coop2_cases(p.entries, ASSUMED, p.subgroup_size)
 
 
-def failing(backend, cs):
-    return [c.id for c in cs if not run_coop2(c, backend, SEED).verdict.passed]
+COOP2 = Mutations("coop2", lambda c, be: run_coop2(c, be, SEED))
 
 
 def test_clean_emulator_passes():
-    assert failing(EmulatorBackend(), cases()) == []
+    COOP2.assert_clean(cases())
 
 
 @pytest.fixture(scope="module")
 def catches():
-    cs = cases()
-    table = defaultdict(list)
-    for fault in COOP2_FAULTS:
-        table[fault] = failing(EmulatorBackend((fault,)), cs)
-    rows = [[f, len(v), ", ".join(v[:2])] for f, v in table.items()]
-    print("\n" + tabulate(rows, headers=["fault", "cases failed", "e.g."], tablefmt="github"))
-    return table
+    return COOP2.kills(COOP2_FAULTS, cases())
 
 
 def test_every_fault_has_a_target():
     assert set(TARGET) == set(COOP2_FAULTS)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(COOP2_FAULTS))
 def test_fault_caught_only_by_its_cases(fault, catches):
-    got = catches[fault]
-    assert got, f"fault {fault!r} was not caught by any coop2 case"
     frags = ALSO.get(fault, (TARGET[fault],))
-    stray = [c for c in got if not any(f in c for f in frags)]
-    assert not stray, f"{fault} caught by cases of other ops: {stray[:4]}"
+    assert_kills_only(catches[fault], fault, lambda c: any(f in c for f in frags))

@@ -19,6 +19,7 @@ from cts.families.coop import coop_cases, load_profile
 from cts.kernels.coop_glsl import disassemble, kernel_buffers, spirv_module
 from cts.runs.coop import run_coop
 from reference.data import TIERS
+from tests.conftest import host_tool_or_skip
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,6 +78,8 @@ ALL = _one_shape(_vk_cases("h100")) + _vk_cases("amd_rdna3", True) + _vk_cases("
 
 @pytest.fixture(scope="module")
 def modules():
+    host_tool_or_skip("glslang")
+
     def build(item):
         case, sg = item
         return case, spirv_module(case, sg)  # raises GenerationError with the tool log
@@ -85,6 +88,7 @@ def modules():
         return list(ex.map(build, ALL))
 
 
+@pytest.mark.e2e
 def test_every_generated_module_passes_spirv_val(modules):
     """spirv_module runs spirv-val on every module it returns; a rejected
     module raises.  Here: every case of the h100 table and every MulAdd of
@@ -103,6 +107,7 @@ OPERAND_BITS = {
 }
 
 
+@pytest.mark.e2e
 def test_muladd_operands_match_the_entry(modules):
     """Signed bits iff the component type is signed, SaturatingAccumulation iff
     the entry is saturating (VK SPIR-V environment rule, spec-digest 4.3)."""
@@ -121,6 +126,7 @@ def test_muladd_operands_match_the_entry(modules):
     assert checked >= 30
 
 
+@pytest.mark.e2e
 def test_bf16_modules_use_bfloat16_type(modules):
     for case, code in modules:
         if case.entry is not None and case.entry.A == "bf16":
@@ -155,6 +161,7 @@ def _have_vulkan_loader() -> bool:
     return True
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(_have_vulkan_loader(), reason="a Vulkan loader is present: cases would run, not skip")
 def test_without_vulkan_every_case_skips_with_a_reason(tmp_path):
     p = subprocess.run(
@@ -190,6 +197,7 @@ def test_without_vulkan_every_case_skips_with_a_reason(tmp_path):
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(_have_vulkan_loader(), reason="a Vulkan loader is present: the name would be matched")
 def test_without_vulkan_a_named_device_is_a_one_line_error():
     """--device names a device none can be listed for: an error, not 833 skips."""
@@ -216,6 +224,7 @@ def _val(code: bytes) -> subprocess.CompletedProcess:
         )
 
 
+@pytest.mark.e2e
 def test_modules_validate_fresh_past_the_cache(modules):
     """spirv_module reads validated modules back from .cache/coopmat; here
     every returned binary goes through spirv-val again."""
@@ -225,6 +234,7 @@ def test_modules_validate_fresh_past_the_cache(modules):
     assert not bad, bad[:3]
 
 
+@pytest.mark.e2e
 def test_vulkan_validation_is_real(modules):
     """The same validator rejects a module that lost its cooperative-matrix
     capability (so a pass above means something)."""
@@ -271,6 +281,7 @@ KHR_FORM_TEXT = {
 }
 
 
+@pytest.mark.e2e
 def test_khr_forms_are_in_the_module(modules):
     seen = set()
     for case, code in modules:

@@ -5,19 +5,18 @@ cooperative-matrix emulator (cts/backends/emu_coop.py) is caught.
 Runs in-process with 4 subgroups per case; ``-s`` prints the fault table.
 """
 
-from collections import defaultdict
-
 import pytest
-from tabulate import tabulate
 
 from cts.backends.emu_coop import COOP_FAULTS
 from cts.backends.emulator import EmulatorBackend
 from cts.families.coop import coop_cases, load_profile, profile_names
 from cts.runs.coop import run_coop
 from reference.data import TIERS
+from tests.mutation import Mutations, assert_kills_only
 
 SEED = 1
 SUBGROUPS = 4
+COOP = Mutations("cooperative-matrix", lambda c, be: run_coop(c, be, SEED, subgroups=SUBGROUPS))
 
 
 def cases_of(name, apis=("vk",)):
@@ -25,32 +24,28 @@ def cases_of(name, apis=("vk",)):
     return coop_cases(p.entries, TIERS, p.subgroup_size, apis)
 
 
-def failing(backend, cases):
-    return [c.id for c in cases if not run_coop(c, backend, SEED, subgroups=SUBGROUPS).verdict.passed]
+def fault_cases():
+    # h100 for everything, amd_rdna3 adds saturating and mixed-signedness entries
+    return cases_of("h100") + [c for c in cases_of("amd_rdna3") if c.entry is not None]
 
 
 @pytest.mark.parametrize("name", profile_names())
 def test_clean_emulator_passes_every_profile(name):
-    assert failing(EmulatorBackend(), cases_of(name, ("vk", "clspv", "clc"))) == []
+    COOP.assert_clean(cases_of(name, ("vk", "clspv", "clc")))
 
 
 @pytest.fixture(scope="module")
 def catches():
-    # h100 for everything, amd_rdna3 adds saturating and mixed-signedness entries
-    cases = cases_of("h100") + [c for c in cases_of("amd_rdna3") if c.entry is not None]
-    table = defaultdict(list)
-    for fault in COOP_FAULTS:
-        table[fault] = failing(EmulatorBackend((fault,)), cases)
-    rows = [[f, len(v), ", ".join(v[:2])] for f, v in table.items()]
-    print("\n" + tabulate(rows, headers=["fault", "cases failed", "e.g."], tablefmt="github"))
-    return table
+    return COOP.kills(COOP_FAULTS, fault_cases())
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(COOP_FAULTS))
 def test_coop_fault_is_caught(fault, catches):
-    assert catches[fault], f"fault {fault!r} was not caught by any cooperative-matrix case"
+    COOP.assert_killed(catches, fault)
 
 
+@pytest.mark.e2e
 def test_faults_are_caught_where_they_should_be(catches):
     """Each targeted fault is caught by the op that targets it."""
     want = {
@@ -97,16 +92,15 @@ KHR_FAULTS = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(KHR_FAULTS))
 def test_khr_axis_fault_is_caught_only_by_its_axis(fault, catches):
     got = catches[fault]
-    assert got, fault
-    stray = [c for c in got if not any(t in c for t in KHR_FAULTS[fault])]
-    assert not stray, (fault, stray[:3])
+    assert_kills_only(got, fault, lambda c: any(t in c for t in KHR_FAULTS[fault]))
     # and by every case of the axis where the fault changes the result: all of them, except where
     # PARTIAL says which cases of the token the fault leaves unchanged
     assert all(any(t in c for c in got) for t in KHR_FAULTS[fault]), fault
-    ids = {c.id for c in cases_of("h100") + [c for c in cases_of("amd_rdna3") if c.entry is not None]}
+    ids = {c.id for c in fault_cases()}
     axis = {
         i for i in ids if any(t in i for t in KHR_FAULTS[fault]) and not PARTIAL.get(fault, lambda i: 0)(i)
     }
@@ -136,8 +130,8 @@ def test_modelled_devices_fp16_accumulation_is_caught():
     good, bad = EmulatorBackend(), EmulatorBackend()
     good.set_model("inputs_b16_e2")
     bad.set_model("f16acc_b4")
-    assert failing(good, cases) == []
-    caught = failing(bad, cases)
+    COOP.assert_clean(cases, good)
+    caught = COOP.failing(bad, cases)
     assert {i.split("-")[1] for i in caught} == {"muladd", "chain", "gemm"}, caught
 
 

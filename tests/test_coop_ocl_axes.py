@@ -115,6 +115,7 @@ def modules():
     return out
 
 
+@pytest.mark.e2e
 def test_every_axis_module_validates(modules):
     blobs = assemble_many(list(modules), use_disk=False, fresh=True)
     assert len(blobs) == len(modules) > 200
@@ -171,6 +172,7 @@ CAUGHT_BY = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(COOP_OCL_FAULTS))
 def test_axis_fault_is_caught_only_by_its_axis(fault, catches):
     table, cs = catches

@@ -59,6 +59,7 @@ def modules():
     return out
 
 
+@pytest.mark.e2e
 def test_every_module_validates_fresh(modules):
     texts = list(modules)
     blobs = assemble_many(texts, use_disk=False, fresh=True)
@@ -66,12 +67,14 @@ def test_every_module_validates_fresh(modules):
     assert all(b[:4] == b"\x03\x02\x23\x07" for b in blobs)
 
 
+@pytest.mark.e2e
 def test_validation_is_real(modules):
     text = next(iter(modules))
     with pytest.raises(SpirvToolError):
         assemble(text.replace("OpCapability CooperativeMatrixKHR\n", ""), use_disk=False, fresh=True)
 
 
+@pytest.mark.e2e
 def test_module_rules(modules):
     """Scope Subgroup, 64-bit strides, the case's layout, and MulAdd
     operands exactly as the entry's types and saturation say."""
@@ -226,6 +229,7 @@ STORE = "cl-spirv-store-C8x8-f32-row-tight-storage-exact"
 LOAD = "cl-spirv-load-A8x16-f16-row-tight-storage-exact"
 
 
+@pytest.mark.e2e
 def test_assumed_extension_crash_stays_in_its_case(intel, tmp_path):
     """Deterministic: the child process dies with SIGILL for every case;
     both cases fail with that reason, the session ends normally.  The
@@ -242,6 +246,7 @@ def test_assumed_extension_crash_stays_in_its_case(intel, tmp_path):
     )
 
 
+@pytest.mark.e2e
 def test_assumed_extension_on_the_real_runtime(intel, tmp_path):
     """Intel's runtime lowers coop matrices to AMX only (local-runtimes 2.4):
     with the Sapphire Rapids target forced, a store-only f32 kernel dies

@@ -10,13 +10,14 @@ import pytest
 from cts.families.coop import CoopEntry, coop_cases, load_profile, matrix_types, profile_names
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).resolve().parent / "data"
 
 
 def test_h100_profile_is_the_table_the_driver_reported():
     """cts/profiles/h100.json == the VkCooperativeMatrixPropertiesKHR entries
-    recorded by the real run (reports/h100-vulkan/device.json)."""
-    facts = json.loads((ROOT / "reports/h100-vulkan/device.json").read_text())
-    reported = [CoopEntry(**e) for e in facts["device"]["coop_properties"]]
+    recorded by the real run (its device facts, tests/data/h100-vulkan-coop-properties.json)."""
+    facts = json.loads((DATA / "h100-vulkan-coop-properties.json").read_text())
+    reported = [CoopEntry(**e) for e in facts["coop_properties"]]
     assert list(load_profile("h100").entries) == reported
 
 
@@ -50,6 +51,7 @@ def _pytest(*args):
     )
 
 
+@pytest.mark.e2e
 def test_unknown_profile_and_api_are_one_line_usage_errors():
     p = _pytest("--coop-profile", "nosuch", "--collect-only")
     assert p.returncode == 4 and "unknown coop profile 'nosuch'" in p.stderr
@@ -57,6 +59,7 @@ def test_unknown_profile_and_api_are_one_line_usage_errors():
     assert p.returncode == 4 and "unknown --coop-api metal" in p.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "text, why",
     [
@@ -72,6 +75,7 @@ def test_a_broken_profile_file_is_named_in_one_line(tmp_path, text, why):
     assert p.returncode == 4 and len(err) == 1 and str(f) in err[0] and why in err[0], p.stderr
 
 
+@pytest.mark.e2e
 def test_profile_option_changes_the_space():
     p = _pytest(
         "--coop-profile", "amd_rdna3", "--coop-api", "vk", "--collect-only", "-k", "muladd and sat-sg"

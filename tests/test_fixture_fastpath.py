@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CONFTEST = """
@@ -121,6 +123,7 @@ def _run(tmp_path: Path, *extra: str, env_extra: dict | None = None) -> str:
     return p.stdout + p.stderr  # (an unraisable-exception warning at unconfigure goes to stderr)
 
 
+@pytest.mark.e2e
 def test_filled_values_are_pytests_own(tmp_path):
     out = _run(tmp_path)
     checks = re.findall(r"CHECK .*", out)
@@ -135,6 +138,7 @@ def test_filled_values_are_pytests_own(tmp_path):
             assert "'cts'" not in c and "same=True" in c, c
 
 
+@pytest.mark.e2e
 def test_setup_show_still_shows_the_fixtures(tmp_path):
     out = _run(tmp_path, "--setup-show", "-k", "demo")
     assert "SETUP    S cts" in out and "SETUP    F case" in out, out[-2000:]
@@ -142,6 +146,7 @@ def test_setup_show_still_shows_the_fixtures(tmp_path):
     assert checks and all("[] same=True" in c for c in checks), checks  # nothing filled: pytest did it
 
 
+@pytest.mark.e2e
 def test_collection_is_frozen_out_of_the_cyclic_collector(tmp_path):
     """cts/plugin/gcpolicy.py: what collection built is frozen while cases
     run; after pytest's first end-of-session full collection, what the run

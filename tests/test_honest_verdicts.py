@@ -11,10 +11,13 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PICK = "n16-k8-lit0x300 and (M1 or M2)"
 
 
+@pytest.mark.e2e
 def test_missing_spirv_tools_are_harness_errors_not_device_failures(tmp_path):
     empty = tmp_path / "no-tools"
     empty.mkdir()
@@ -54,6 +57,7 @@ def test_missing_spirv_tools_are_harness_errors_not_device_failures(tmp_path):
     assert r.returncode == 1 and "harness errors (not device verdicts)" in r.stdout, r.stdout + r.stderr
 
 
+@pytest.mark.e2e
 def test_the_same_cases_with_the_tools_are_device_verdicts(tmp_path):
     """Control: with the tools, the same selection is judged (passes on the
     emulator), so the test above measures the missing tool, nothing else."""
@@ -126,6 +130,7 @@ def test_a_toolchain_refusal_is_reported_apart_from_device_verdicts_and_harness_
     assert "Harness errors: not device verdicts (1)" in html
 
 
+@pytest.mark.e2e
 def test_an_expectations_entry_never_turns_a_harness_error_into_xfailed(tmp_path):
     """An entry expects a device verdict; the same cases with a host tool
     missing are harness errors whatever the entry says (an xfail of any

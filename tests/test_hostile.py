@@ -25,6 +25,7 @@ def _others_passed(res: dict[str, str]) -> None:
     assert {o for n, o in res.items() if n != M2} == {"passed"}
 
 
+@pytest.mark.e2e
 def test_worker_crash_under_xdist_is_a_crash_row_and_the_sweep_goes_on(tmp_path):
     p = run_cts(
         CASES, "-q", "-n", "2", "-k", PICK, "--emulator-fault", "hostile_segv_M2", "--report-dir", str(tmp_path),
@@ -42,6 +43,7 @@ def test_worker_crash_under_xdist_is_a_crash_row_and_the_sweep_goes_on(tmp_path)
     assert "intel_sub_group_i8_i8_matrix_mad_k32(int2, int8, int2) sg8" in html
 
 
+@pytest.mark.e2e
 def test_crash_without_xdist_keeps_earlier_rows_and_resume_continues(tmp_path):
     common = [CASES, "-q", "-p", "no:randomly", "-k", PICK, "--report-dir", str(tmp_path)]
     p = run_cts(*common, "--emulator-fault", "hostile_segv_M2", env=ARMED)
@@ -97,6 +99,7 @@ def interrupt_inside_hang(cmd: list[str], env: dict, tmp_path) -> tuple[int, str
     return p.returncode, out
 
 
+@pytest.mark.e2e
 def test_a_sweep_interrupted_by_the_user_resumes_with_the_case_it_was_in(tmp_path):
     """Ctrl-C inside a case is not a crash: that case gets no row and the
     resumed sweep runs it (here without the fault: it passes)."""
@@ -132,6 +135,7 @@ def test_a_sweep_interrupted_by_the_user_resumes_with_the_case_it_was_in(tmp_pat
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("method", ["signal", "thread"])
 def test_hang_becomes_timeout_and_the_sweep_goes_on(tmp_path, method):
     """signal: pytest-timeout fails the case in the worker; thread: it kills
@@ -148,6 +152,7 @@ def test_hang_becomes_timeout_and_the_sweep_goes_on(tmp_path, method):
     _others_passed(res)
 
 
+@pytest.mark.e2e
 def test_markup_in_a_build_log_is_escaped_in_the_html_report(tmp_path):
     p = run_cts(
         CASES, "-q", "-k", PICK, "--emulator-fault", "hostile_markup_log_M2", "--report-dir", str(tmp_path)
@@ -179,6 +184,7 @@ def test_unarmed_hostile_faults_fail_the_case_instead(monkeypatch, fault):
     assert run_intel_mma(other, EmulatorBackend((fault,)), 1, subgroups=2).verdict.passed
 
 
+@pytest.mark.e2e
 def test_a_driver_crashing_on_many_cases_does_not_stop_the_sweep(tmp_path):
     """6 crashes on one worker: more than pytest-xdist's default restart limit
     (4 x workers; the 5th crash would end the sweep), which cts.plugin.sweep raises,

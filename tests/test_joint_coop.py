@@ -111,6 +111,7 @@ def test_through_the_cooperative_matrix_family_entry(tier):
         assert not run_joint(case, wrong, 1, subgroups=4).verdict.passed
 
 
+@pytest.mark.e2e
 def test_every_realizable_coop_case_runs_on_the_emulator():
     """Each of the device-path cases (all but tf32, which no cooperative-matrix
     component type can express) runs through the cooperative-matrix family's

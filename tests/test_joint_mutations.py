@@ -12,13 +12,13 @@ from itertools import zip_longest
 
 import numpy as np
 import pytest
-from tabulate import tabulate
 
 from cts.backends.emu_joint import JOINT_FAULTS
 from cts.backends.emulator import EmulatorBackend
 from cts.families.joint import joint_cases
 from cts.runs.joint import run_joint
 from reference.data import TIERS
+from tests.mutation import Mutations
 
 SEED = 1
 TILES = 4
@@ -57,29 +57,20 @@ def test_every_fault_has_a_target():
     assert set(TARGET) == set(JOINT_FAULTS)
 
 
+JOINT = Mutations("joint_matrix", lambda c, be: run_joint(c, be, SEED, subgroups=TILES))
+
+
+@pytest.mark.e2e
 def test_clean_emulator_passes_every_case():
-    be = EmulatorBackend()
-    failed = [c.id for c in CASES if not run_joint(c, be, SEED, subgroups=TILES).verdict.passed]
-    assert failed == []
+    JOINT.assert_clean(CASES)
 
 
 @pytest.fixture(scope="module")
 def first_catch():
-    table = {}
-    for fault in JOINT_FAULTS:
-        be = EmulatorBackend((fault,))
-        table[fault] = None
-        for c in CASES:
-            if c.op != TARGET[fault]:
-                continue
-            if not run_joint(c, be, SEED, subgroups=TILES).verdict.passed:
-                table[fault] = c.id
-                break
-    rows = [[f, JOINT_FAULTS[f], table[f] or "NOT CAUGHT"] for f in JOINT_FAULTS]
-    print("\n" + tabulate(rows, headers=["fault", "what", "first catching case"], tablefmt="github"))
-    return table
+    return JOINT.first_kills(JOINT_FAULTS, lambda fault: [c for c in CASES if c.op == TARGET[fault]])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(JOINT_FAULTS))
 def test_fault_is_caught_by_its_target_operation(fault, first_catch):
     assert first_catch[fault], f"fault {fault!r} not caught by any {TARGET[fault]} case"
@@ -127,5 +118,4 @@ def test_a_legal_joint_device_passes_the_default_profile(mode, tiers):
     be = _LegalJointDevice(mode)
     cases = [c for c in CASES if c.op == "mad" and c.tier in tiers]
     assert cases
-    failed = [c.id for c in cases if not run_joint(c, be, SEED, subgroups=TILES).verdict.passed]
-    assert failed == [], failed[:5]
+    JOINT.assert_clean(cases, be)

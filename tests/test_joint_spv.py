@@ -329,6 +329,7 @@ def test_a_hanging_child_is_the_timeout_verdict(intel, monkeypatch):
         _run_one(intel, I8, monkeypatch, {"CTS_JOINT_CHILD_SELFTEST": "hang", "CTS_COOP_CHILD_TIMEOUT": "1"})
 
 
+@pytest.mark.e2e
 def test_device_cases_skip_on_a_host_without_amx(intel, tmp_path):
     """The CI shape: without the extension every AMX case skips naming it;
     with it assumed, they skip naming the missing AMX feature."""
@@ -358,6 +359,7 @@ def test_device_cases_skip_on_a_host_without_amx(intel, tmp_path):
     assert r.returncode == 0 and "lacks CPU flag amx_int8" in r.stdout, r.stdout[-2000:]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "args,words",
     [(["--joint-lowering", "intel-cpu"], "--joint-lowering needs --backend opencl"),

@@ -34,6 +34,7 @@ def _ids(p: subprocess.CompletedProcess) -> list[str]:
     return [ln for ln in p.stdout.splitlines() if "::" in ln]
 
 
+@pytest.mark.e2e
 def test_shards_collect_only_their_own_cases_and_together_every_case_once():
     everything = _ids(run_cts("cases", "--co", "-q"))
     parts = [_ids(run_cts("cases", "--co", "-q", "--shard", f"{k}/3")) for k in (1, 2, 3)]
@@ -42,6 +43,7 @@ def test_shards_collect_only_their_own_cases_and_together_every_case_once():
     assert all(len(p) < len(everything) / 2 for p in parts)  # each collects about a third
 
 
+@pytest.mark.e2e
 def test_a_stale_expectation_is_judged_against_every_shard(tmp_path):
     """A shard does not collect the other shards' cases; an entry matching
     only those is not stale, an entry matching no case anywhere is."""
@@ -57,6 +59,7 @@ def test_a_stale_expectation_is_judged_against_every_shard(tmp_path):
         assert "'intel_mma[sg8-i8_i8-k32-M1-acc_i32-exact]'" not in p.stdout, p.stdout[-1500:]
 
 
+@pytest.mark.e2e
 def test_sweep_launcher_merges_its_shards_into_one_report_like_a_plain_run(tmp_path):
     plain = run_cts(
         INTEL, "-q", "-k", SMALL, "--emulator-fault", "i8_as_u8", "--report-dir", str(tmp_path / "p")
@@ -90,6 +93,7 @@ def test_sweep_launcher_merges_its_shards_into_one_report_like_a_plain_run(tmp_p
     assert results(tmp_path / "w" / "results.csv") == results(tmp_path / "p" / "results.csv")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -107,6 +111,7 @@ def test_sweep_launcher_rejects_bad_options_in_one_line(args, message):
     assert len(p.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.e2e
 def test_a_sweep_without_a_test_path_writes_into_an_existing_report_folder_outside_the_project(tmp_path):
     """pytest looks for its rootdir among the arguments that name existing
     paths before it knows the suite's options: ``--report-dir DIR`` with no
@@ -136,6 +141,7 @@ def test_the_launcher_joins_exactly_the_suites_options_that_take_a_value():
     assert _joined(["--report-dir"], names) == ["--report-dir"]
 
 
+@pytest.mark.e2e
 def test_sweep_launcher_reports_a_pytest_usage_error_once(tmp_path):
     p = sweep("-j", "2", INTEL, "--backend", "nosuch", "--report-dir", str(tmp_path / "r"))
     assert p.returncode == 4 and "nosuch" in p.stderr and "Traceback" not in p.stdout + p.stderr, p.stderr
@@ -179,6 +185,7 @@ def test_bad_header_defaults_are_journal_problems(tmp_path, defaults, message):
     assert any(message in p for p in rec.problems), rec.problems
 
 
+@pytest.mark.e2e
 def test_a_sweeps_lines_leave_the_shared_fields_to_the_header(tmp_path):
     p = run_cts(INTEL, "-q", "-k", "sg8 and i8_i8 and exact", "--report-dir", str(tmp_path / "r"))
     assert p.returncode == 0, p.stdout[-1500:]
@@ -202,6 +209,7 @@ def _workflow_command(step: str) -> str:
     return next(ln.split("run:", 1)[1].strip() for ln in lines[at + 1 :] if ln.strip().startswith("run:"))
 
 
+@pytest.mark.e2e
 def test_the_ci_workflow_shards_and_merge_give_the_single_process_report(tmp_path):
     """The example workflow's commands (4 shard jobs, each journal in its own
     folder as the artifacts are downloaded, one merge job) on a slice of
@@ -240,6 +248,7 @@ def test_the_ci_workflow_shards_and_merge_give_the_single_process_report(tmp_pat
     assert p.returncode == 1 and "shard(s) 3/4" in p.stdout, p.stdout[-1500:]
 
 
+@pytest.mark.e2e
 def test_sweep_launcher_merges_junit_of_its_shards(tmp_path):
     import xml.etree.ElementTree as ET
 
@@ -312,6 +321,7 @@ print("one thread at every fork:", seen and all(seen), seen, "rc", rc)
 """
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc/self/status (Linux)")
 @pytest.mark.parametrize("extra", [[], ["--balance"]], ids=["plain", "balance"])
 def test_the_launcher_forks_its_shards_from_a_single_thread(tmp_path, extra):
@@ -328,6 +338,7 @@ def test_the_launcher_forks_its_shards_from_a_single_thread(tmp_path, extra):
     assert "one thread at every fork: True" in p.stdout, p.stdout[-1500:] + p.stderr[-1500:]
 
 
+@pytest.mark.e2e
 def test_work_aside_is_done_by_a_child_in_a_one_threaded_launcher_and_a_failing_child_raises_here():
     env = {**__import__("os").environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     p = subprocess.run(
@@ -337,6 +348,7 @@ def test_work_aside_is_done_by_a_child_in_a_one_threaded_launcher_and_a_failing_
     assert p.stdout.strip() == "raised here: 'in the child and again here' True"
 
 
+@pytest.mark.e2e
 def test_the_sweep_keeps_compiled_modules_outside_the_tree_when_bytecode_writing_is_off(tmp_path):
     env = {
         **__import__("os").environ,
@@ -371,6 +383,7 @@ print("ok")
 """
 
 
+@pytest.mark.e2e
 def test_the_launcher_imports_what_every_shard_needs_before_the_fork_and_no_device_module():
     env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}  # as the launcher sets it for its shards
     out = subprocess.run(
@@ -379,6 +392,7 @@ def test_the_launcher_imports_what_every_shard_needs_before_the_fork_and_no_devi
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
 
 
+@pytest.mark.e2e
 def test_the_shards_load_the_suites_own_plugins_and_those_named_not_every_installed_one(tmp_path):
     # an installed pytest plugin (an entry point) that marks each process it is loaded in
     site = tmp_path / "site"

@@ -135,6 +135,7 @@ def _coop(tmp_path: Path, *extra: str) -> tuple[subprocess.CompletedProcess, Pat
     return subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=300), out
 
 
+@pytest.mark.e2e
 def test_assumed_extension_runs_are_forced_apart_from_conformance(tmp_path):
     """Intel's CPU runtime does not list cl_khr_cooperative_matrix: plain,
     the case is a skip naming it; under --assume-extension it runs, forced:
@@ -186,6 +187,7 @@ def _mlir(tmp_path: Path, name: str, *extra: str) -> tuple[subprocess.CompletedP
     return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300), out
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "fault, plugin, outcome, layer",
     [

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from tests.test_sweep import run_cts
 
 
+@pytest.mark.e2e
 def test_a_finished_cases_arrays_are_freed(tmp_path):
     p = run_cts(
         "cases/test_intel_mma.py", "-q", "-p", "no:randomly", "-p", "no:xdist", "-p", "tests.memprobe",

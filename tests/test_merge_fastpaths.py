@@ -266,6 +266,7 @@ print("meanwhile here, once each:", calls == [me, me])
 """
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="forked children (POSIX)")
 def test_reports_built_by_children_equal_those_built_in_line(tmp_path):
     """The sweep launcher builds the markdown and the HTML page in children,

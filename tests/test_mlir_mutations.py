@@ -2,52 +2,34 @@
 case, and each named MLIR fault makes at least one case fail
 (``pytest tests/test_mlir_mutations.py -s`` prints the table)."""
 
-from collections import defaultdict
-
 import pytest
-from tabulate import tabulate
 
-from cts.backends.base import CaseError
 from cts.backends.emu_mlir import MLIR_FAULTS
-from cts.backends.emulator import EmulatorBackend
 from cts.families.mlir import mlir_cases
 from cts.runs.mlir import run_mlir
+from tests.mutation import Mutations, assert_kills_only
 
 SEED = 1
-
-
-def run_all(backend, cases):
-    failed = []
-    for c in cases:
-        try:
-            ok = run_mlir(c, backend, SEED).verdict.passed
-        except CaseError:  # a per-case failure (e.g. a broken thread-local map) is a catch too
-            ok = False
-        if not ok:
-            failed.append(c.id)
-    return failed
+# a per-case failure (e.g. a broken thread-local map) is a catch too
+MLIR = Mutations("MLIR", lambda c, be: run_mlir(c, be, SEED), errors_kill=True)
 
 
 def test_clean_emulator_passes_every_mlir_case():
-    assert run_all(EmulatorBackend(), mlir_cases()) == []
+    MLIR.assert_clean(mlir_cases())
 
 
 @pytest.fixture(scope="module")
 def catches():
-    cases = [c for c in mlir_cases() if c.sg in (8, 16) or c.op == "gpu_rotate"]
-    table = defaultdict(list)
-    for fault in MLIR_FAULTS:
-        table[fault] = run_all(EmulatorBackend((fault,)), cases)
-    rows = [[f, len(v), ", ".join(v[:2])] for f, v in table.items()]
-    print("\n" + tabulate(rows, headers=["fault", "cases failed", "e.g."], tablefmt="github"))
-    return table
+    return MLIR.kills(MLIR_FAULTS, [c for c in mlir_cases() if c.sg in (8, 16) or c.op == "gpu_rotate"])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(MLIR_FAULTS))
 def test_mlir_fault_is_caught(fault, catches):
-    assert catches[fault], f"fault {fault!r} was not caught by any MLIR case"
+    MLIR.assert_killed(catches, fault)
 
 
+@pytest.mark.e2e
 def test_mlir_faults_are_caught_by_their_op(catches):
     """Each fault is caught by the op that targets it (not only by accident)."""
     expect = {
@@ -100,12 +82,8 @@ MUST_CATCH = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(NEW_AXIS_FAULTS))
 def test_new_axis_faults_are_caught_only_by_their_new_cases(fault, catches):
     by_id = {c.id: c for c in mlir_cases()}
-    caught = catches[fault]
-    assert caught, f"{fault} not caught"
-    stray = [i for i in caught if not NEW_AXIS_FAULTS[fault](by_id[i])]
-    assert not stray, f"{fault} caught by cases outside its axis: {stray[:5]}"
-    missed = [i for i in MUST_CATCH[fault] if i not in caught]
-    assert not missed, f"{fault} not caught by {missed}"
+    assert_kills_only(catches[fault], fault, lambda i: NEW_AXIS_FAULTS[fault](by_id[i]), MUST_CATCH[fault])

@@ -135,6 +135,7 @@ def test_a_wrong_mlir_text_is_caught_through_the_real_lowering(vk, mutant, monke
     assert not passed(vk, case), f"{mutant} in {case.id} was not caught on {vk.info.name}"
 
 
+@pytest.mark.e2e
 def test_the_si8_failure_is_the_lowering_not_the_driver(vk, monkeypatch, tmp_path):
     """convert-gpu-to-spirv writes OpCooperativeMatrixMulAddKHR on si8
     matrices without the signedness operands: the device multiplies them

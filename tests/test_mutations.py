@@ -6,16 +6,14 @@ fewer subgroups per case to stay fast; prints the fault -> catching-cases
 table (``pytest tests/test_mutations.py -s`` shows it).
 """
 
-from collections import defaultdict
-
 import pytest
-from tabulate import tabulate
 
 from cts.backends.emulator import FAULTS, EmulatorBackend
 from cts.families.intel import intel_mma_cases, intel_split_cases, tf32_convert_cases
 from cts.runs.intel import run_intel_mma, run_tf32_convert
 from reference.data import TIERS
 from reference.tolerance import PROFILES
+from tests.mutation import Mutations
 
 SEED = 1
 SUBGROUPS = 8
@@ -25,54 +23,53 @@ SUBGROUPS = 8
 LEGAL_UNDER_DEFAULT = {"bf16_result_truncated"}
 
 
-def all_cases():
+def all_cases(tiers=None):
     out = [(c, run_intel_mma) for c in intel_mma_cases(TIERS)]
     out += [(c, run_intel_mma) for c in intel_split_cases(TIERS)]
     out += [(c, run_tf32_convert) for c in tf32_convert_cases(TIERS)]
-    return out
+    return [(c, r) for c, r in out if not tiers or getattr(c, "tier", None) in tiers]
 
 
-def run_all(backend, profile="default", tiers=None):
-    failed = []
-    for case, runner in all_cases():
-        if tiers and getattr(case, "tier", None) not in tiers:
-            continue
+def intel(profile="default"):
+    """The Intel families' proof under a tolerance profile; a case is (case, its runner)."""
+
+    def run(case_runner, backend):
+        case, runner = case_runner
         kw = {"subgroups": SUBGROUPS, "profile": PROFILES[profile]} if runner is run_intel_mma else {}
-        if not runner(case, backend, SEED, **kw).verdict.passed:
-            failed.append(f"{case.family}[{case.id}]")
-    return failed
+        return runner(case, backend, SEED, **kw)
+
+    return Mutations("Intel", run, name=lambda cr: f"{cr[0].family}[{cr[0].id}]")
 
 
 def test_clean_emulator_passes_everything():
-    assert run_all(EmulatorBackend()) == []
+    intel().assert_clean(all_cases())
 
 
 def test_clean_emulator_passes_the_strict_profile():
-    assert run_all(EmulatorBackend(), "strict", tiers=("rounding", "random", "special")) == []
+    intel("strict").assert_clean(all_cases(("rounding", "random", "special")))
 
 
 @pytest.mark.parametrize("fault", sorted(LEGAL_UNDER_DEFAULT))
 def test_a_legal_deviation_passes_the_default_profile(fault):
     """The default profile must not fail a device the specs allow."""
-    assert run_all(EmulatorBackend((fault,))) == []
+    intel().assert_clean(all_cases(), EmulatorBackend((fault,)))
 
 
 @pytest.fixture(scope="module")
 def catches():
-    table = defaultdict(list)
-    for fault in FAULTS:
-        profile = "strict" if fault in LEGAL_UNDER_DEFAULT else "default"
-        table[fault] = run_all(EmulatorBackend((fault,)), profile)
-    rows = [[f, len(v), ", ".join(v[:2])] for f, v in table.items()]
-    print("\n" + tabulate(rows, headers=["fault", "cases failed", "e.g."], tablefmt="github"))
+    strict = [f for f in FAULTS if f in LEGAL_UNDER_DEFAULT]
+    table = intel().kills([f for f in FAULTS if f not in LEGAL_UNDER_DEFAULT], all_cases())
+    table |= intel("strict").kills(strict, all_cases())
     return table
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(FAULTS))
 def test_fault_is_caught(fault, catches):
-    assert catches[fault], f"fault {fault!r} was not caught by any Intel case"
+    intel().assert_killed(catches, fault)
 
 
+@pytest.mark.e2e
 def test_faults_are_caught_by_the_tier_that_targets_them(catches):
     """Sanity of the tiers: the rounding tier is what catches truncation of
     bf16 results (strict profile), one-hot data catches column order."""

@@ -7,6 +7,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 
 def _cli(*args: str, cwd=None):
     return subprocess.run(
@@ -14,6 +16,7 @@ def _cli(*args: str, cwd=None):
     )
 
 
+@pytest.mark.e2e
 def test_fingerprint_of_a_modelled_emulator(tmp_path):
     p = _cli(
         "--emulator-model", "trunc_b8_e3", "--targets", "f16:f32", "--tiles", "20", "--out", str(tmp_path)
@@ -28,6 +31,7 @@ def test_fingerprint_of_a_modelled_emulator(tmp_path):
     assert "8 per step, forward, C first" in p.stdout
 
 
+@pytest.mark.e2e
 def test_bad_input_is_one_line(tmp_path):
     for args, words in (
         (("--targets", "f16:f64"), "not offered"),
@@ -45,6 +49,7 @@ def test_bad_input_is_one_line(tmp_path):
         assert len(lines) == 1 and words in lines[0], (args, p.stderr)
 
 
+@pytest.mark.e2e
 def test_intel_builtins_through_register_images(tmp_path):
     """The Intel adapter: tiles packed into the spec's register images, run
     through the emulator's intel_mma (operand decoding and all) with a
@@ -61,6 +66,7 @@ def test_intel_builtins_through_register_images(tmp_path):
     assert rec["model_tier"]["tiles_bit_exact"] == 10
 
 
+@pytest.mark.e2e
 def test_sweep_report_gets_the_fingerprint_section(tmp_path):
     """Issue 8 item 4: the CLI's default folder is beside the sweep report;
     report.md / report.html then carry the fingerprint table and link the
@@ -89,6 +95,7 @@ def test_sweep_report_gets_the_fingerprint_section(tmp_path):
     assert '<section id="numerics">' in html and "8 per step, forward, C first" in html
 
 
+@pytest.mark.e2e
 def test_a_device_no_model_explains_is_said_not_modelled(tmp_path):
     """Issue 25: every other tile summed in another order is a device no single
     model explains; random tiles refute the probe-inferred model and the
@@ -109,6 +116,7 @@ def test_a_device_no_model_explains_is_said_not_modelled(tmp_path):
     assert "unexplained" in p.stdout
 
 
+@pytest.mark.e2e
 def test_a_correct_model_stands(tmp_path):
     p = _cli("--emulator-model", "prod_p11", "--targets", "f16:f32", "--tiles", "40", "--out", str(tmp_path))
     assert p.returncode == 0, p.stderr

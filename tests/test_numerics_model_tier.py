@@ -85,6 +85,7 @@ def test_model_tier_runs_through_device_muladd(model):
         run_numerics_model(NumericsCase("bf16", "bf16", 8, 16, 16, family="coop_muladd"), dev, seed=1)
 
 
+@pytest.mark.e2e
 def test_pytest_run_of_the_tier_names_model_and_rerun(tmp_path):
     """End to end: the failing case names the element, the model, the rerun."""
     cmd = [
@@ -99,6 +100,7 @@ def test_pytest_run_of_the_tier_names_model_and_rerun(tmp_path):
     assert "--tiers model" in out  # the rerun collects the opt-in tier
 
 
+@pytest.mark.e2e
 def test_the_model_tier_is_opt_in():
     """It judges a device against its own fingerprint (no spec requires
     consistency between tiles): not part of a default sweep."""
@@ -185,6 +187,7 @@ def test_window_and_alignment_reference_by_hand():
     assert math.isnan(_one(w26, 1.0, [math.inf, -math.inf]))
 
 
+@pytest.mark.e2e
 def test_a_modelled_emulator_is_one_device_across_builtins_and_spirv():
     """--emulator-model makes the emulator one modelled device: the SPIR-V
     instruction computes like the OpenCL C built-ins, so the cross-check

@@ -164,6 +164,7 @@ def _pytest(*args: str, cache: Path | None = None) -> subprocess.CompletedProces
     return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=os.environ.copy(), timeout=600)
 
 
+@pytest.mark.e2e
 def test_prelude_missing_ends_the_session_with_one_line():
     r = _pytest("cases/test_intel_mma.py", "--backend", "opencl", "--opencl-prelude", "/no/such/prelude.cl")
     assert r.returncode == 4, r.stdout + r.stderr
@@ -171,6 +172,7 @@ def test_prelude_missing_ends_the_session_with_one_line():
     assert len(err) == 1 and "--opencl-prelude /no/such/prelude.cl" in err[0], r.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "opt",
     [("--opencl-prelude", "builtin"), ("--assume-extension", INTEL_EXT), ("--opencl-cache-dir", "off")],
@@ -189,6 +191,7 @@ def cache(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("opencl-cache")
 
 
+@pytest.mark.e2e
 @needs_intel
 def test_devices_command_shows_subgroups_and_spirv():
     r = subprocess.run([sys.executable, "-m", "cts", "devices"], cwd=ROOT, capture_output=True, text=True)
@@ -204,6 +207,7 @@ def test_devices_command_shows_subgroups_and_spirv():
     assert "SPIR-V_1.4" in r.stdout
 
 
+@pytest.mark.e2e
 @needs_intel
 def test_without_prelude_cases_skip_naming_the_extension(cache):
     r = _pytest(
@@ -216,6 +220,7 @@ def test_without_prelude_cases_skip_naming_the_extension(cache):
         assert any(f"{ext} not supported by" in s for s in skips), ext
 
 
+@pytest.mark.e2e
 @needs_intel
 def test_build_failure_fails_that_case_and_the_run_goes_on(tmp_path, cache):
     bad = tmp_path / "broken.cl"
@@ -242,6 +247,7 @@ def test_build_failure_fails_that_case_and_the_run_goes_on(tmp_path, cache):
     assert f"--opencl-prelude {bad}" in out  # rerun command carries the prelude
 
 
+@pytest.mark.e2e
 @needs_intel
 def test_wrong_layered_implementation_is_caught(tmp_path, cache):
     """A prelude that reads A's packed elements from the wrong end fails with
@@ -341,6 +347,7 @@ _PICK = "sg8 and i8_i8 and exact and not split"  # M1, M2, M4, M8
 _M2 = "cases/test_intel_mma.py::test_intel_mma[sg8-i8_i8-k32-M2-acc_i32-exact]"
 
 
+@pytest.mark.e2e
 @needs_intel
 @pytest.mark.parametrize("kind", ["hang", "crash"])
 def test_driver_hang_or_crash_stays_inside_its_case(tmp_path, cache, kind):
@@ -375,6 +382,7 @@ CTS_DEF int8 cts_hostile(int8 a, int8 b, int8 acc) {{ return (intel_sub_group_i8
     assert len(rows) == 3 and set(rows.values()) == {"passed"}, rows
 
 
+@pytest.mark.e2e
 @needs_intel
 def test_numerics_model_tier_runs_on_the_intel_builtins(cache):
     """float_mma (issue 8's model tier) is realized on OpenCL through the
@@ -393,6 +401,7 @@ def test_numerics_model_tier_runs_on_the_intel_builtins(cache):
     assert r.returncode == 0 and f"{INTEL_EXT} not supported by" in r.stdout, r.stdout[-2000:]
 
 
+@pytest.mark.e2e
 @needs_intel
 def test_a_non_ascii_digit_device_selector_is_a_one_line_error():
     r = _pytest(

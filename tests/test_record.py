@@ -46,6 +46,7 @@ def _journal_lines(d: Path) -> list[str]:
 
 
 # ------------------------------------------------ runs never touch each other
+@pytest.mark.e2e
 def test_listing_or_selecting_nothing_writes_nothing_and_the_sweep_stays_rebuildable(tmp_path):
     d = tmp_path / "r"
     p = run_cts(ROTATE, *Q, "-n", "2", "-k", "sg16", "--report-dir", str(d))
@@ -60,6 +61,7 @@ def test_listing_or_selecting_nothing_writes_nothing_and_the_sweep_stays_rebuild
     assert p.returncode == 0 and f"passed {n}, total {n}" in p.stdout, p.stdout + p.stderr
 
 
+@pytest.mark.e2e
 def test_a_second_run_keeps_the_first_runs_journal_and_its_report_names_it(tmp_path):
     d = tmp_path / "r"
     assert run_cts(INTEL, *Q, "-k", "sg8 and M1", "--report-dir", str(d)).returncode == 0
@@ -75,6 +77,7 @@ def test_a_second_run_keeps_the_first_runs_journal_and_its_report_names_it(tmp_p
     assert p.returncode == 0 and any("sg8-" in n for n in res) and any("sg16-" in n for n in res)
 
 
+@pytest.mark.e2e
 def test_two_concurrent_runs_into_one_folder_both_keep_complete_records(tmp_path):
     d = tmp_path / "r"
     cmd = [sys.executable, "-m", "pytest", INTEL, *Q, "-p", "no:cacheprovider", "--report-dir", str(d)]
@@ -95,6 +98,7 @@ def test_two_concurrent_runs_into_one_folder_both_keep_complete_records(tmp_path
 
 
 # ------------------------------------------------------- merges hide nothing
+@pytest.mark.e2e
 def test_a_faulty_run_then_a_clean_one_merge_with_every_failure_kept(tmp_path):
     d = tmp_path / "r"
     p = run_cts(INTEL, *Q, "-n", "2", "--report-dir", str(d), "--emulator-fault", "acc_ignored")
@@ -115,6 +119,7 @@ def test_a_faulty_run_then_a_clean_one_merge_with_every_failure_kept(tmp_path):
     assert "| config " in summary and "| A " in summary and "| B " in summary
 
 
+@pytest.mark.e2e
 def test_a_fresh_run_never_reports_failures_of_an_older_run_in_its_folder(tmp_path):
     d = tmp_path / "r"
     assert (
@@ -128,6 +133,7 @@ def test_a_fresh_run_never_reports_failures_of_an_older_run_in_its_folder(tmp_pa
     assert f"Totals: passed {len(res)}, total {len(res)}" in (d / "report.md").read_text()
 
 
+@pytest.mark.e2e
 def test_the_same_case_judged_differently_on_one_configuration_is_changed_and_not_clean(tmp_path):
     """Two runs of one configuration that disagree (here: a journal of the
     same configuration written by hand with one verdict flipped, as a
@@ -147,6 +153,7 @@ def test_the_same_case_judged_differently_on_one_configuration_is_changed_and_no
 
 
 # ---------------------------------------------------------- kill -9 + resume
+@pytest.mark.e2e
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_kill_9_at_a_random_point_then_resume_loses_no_verdict_and_gives_no_false_pass(tmp_path, seed):
     """The reference: one whole run of a wrong device.  Then the same sweep
@@ -199,6 +206,7 @@ def test_kill_9_at_a_random_point_then_resume_loses_no_verdict_and_gives_no_fals
     assert "resumed by" in (tmp_path / "m" / "report.md").read_text()
 
 
+@pytest.mark.e2e
 def test_ctrl_c_report_says_interrupted_with_the_resume_command(tmp_path):
     cmd = [sys.executable, "-m", "pytest", INTEL, *Q, "-p", "no:xdist", "-p", "no:cacheprovider",
            "--report-dir", str(tmp_path), "-k", "sg8 and i8_i8 and exact and not wg", "--emulator-fault", "hostile_hang_M2"]  # fmt: skip
@@ -218,6 +226,7 @@ def _limit(nbytes: int):
     return set_limit
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_file_size_limit_during_a_sweep_stops_it_with_one_line_and_the_journal_intact(tmp_path, workers):
     cmd = [sys.executable, "-m", "pytest", INTEL, *Q, *workers, "-p", "no:cacheprovider", "--report-dir",
@@ -238,6 +247,7 @@ def test_a_file_size_limit_during_a_sweep_stops_it_with_one_line_and_the_journal
     assert not run.complete  # the end line could not be written either: the record says it ended early
 
 
+@pytest.mark.e2e
 def test_a_file_size_limit_during_cts_report_keeps_the_previous_report_set(tmp_path):
     d = tmp_path / "r"
     assert (
@@ -265,6 +275,7 @@ def _valid_run(tmp_path: Path) -> Path:
     return d
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "line, why",
     [
@@ -308,6 +319,7 @@ def test_a_fuzzed_journal_line_is_a_listed_problem_never_a_traceback_or_a_silent
     assert "passed 4, total 4" in p.stdout  # the valid verdicts are all still there
 
 
+@pytest.mark.e2e
 def test_a_huge_journal_line_and_a_newer_schema_are_problems(tmp_path):
     d = _valid_run(tmp_path)
     with open(d / "journal" / "huge.jsonl", "w") as fh:
@@ -322,6 +334,7 @@ def test_a_huge_journal_line_and_a_newer_schema_are_problems(tmp_path):
     assert p.returncode == 1 and "longer than" in p.stdout and "newer than this suite reads" in p.stdout
 
 
+@pytest.mark.e2e
 def test_journals_from_other_machines_clocks_and_pythons_merge(tmp_path):
     """Two journals of one configuration made on different machines: other
     paths, a clock a day off, another Python and numpy.  They merge into one record;
@@ -394,6 +407,7 @@ def test_markdown_escapes_pipes_backticks_and_html_from_journals():
 
 
 # ---------------------------------------------------------- bad input
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "profile, message",
     [
@@ -416,6 +430,7 @@ def test_a_bad_coop_profile_is_a_usage_error_before_any_case_runs(tmp_path, prof
     assert p.returncode == 4 and len(err) == 1 and message in err[0], p.stderr
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "args, env, message",
     [
@@ -439,6 +454,7 @@ def test_limits_are_checked_before_a_device_sees_them(args, env, message):
     assert p.returncode == 4 and len(err) == 1 and message in err[0], p.stderr
 
 
+@pytest.mark.e2e
 def test_a_hung_child_kernel_is_a_timeout_verdict_not_a_failure(tmp_path):
     p = run_cts(INTEL, *Q, "-k", "sg8 and i8_i8 and exact", "--emulator-fault", "hostile_child_hang_M2",
                 "--report-dir", str(tmp_path))  # fmt: skip
@@ -447,6 +463,7 @@ def test_a_hung_child_kernel_is_a_timeout_verdict_not_a_failure(tmp_path):
     assert [o for n, o in res.items() if "test_intel_mma[" in n and "M2" in n] == ["timeout"]
 
 
+@pytest.mark.e2e
 def test_seed_with_leading_zeros_and_report_dir_spellings(tmp_path):
     p = run_cts(
         INTEL, *Q, "-k", "sg8 and i8_i8 and M1 and exact", "--seed", "007", f"--report-dir={tmp_path / 'a'}"
@@ -462,6 +479,7 @@ def test_seed_with_leading_zeros_and_report_dir_spellings(tmp_path):
     assert p.returncode == 0 and (d / "report.md").exists(), p.stdout[-1500:]
 
 
+@pytest.mark.e2e
 def test_report_out_must_be_a_folder_name(tmp_path):
     d = _valid_run(tmp_path)
     p = cts_report(str(d), "--out", "")
@@ -474,6 +492,7 @@ def test_report_out_must_be_a_folder_name(tmp_path):
 
 
 # ------------------------------------------------------------- exit statuses
+@pytest.mark.e2e
 def test_exit_status_of_resumed_and_no_report_runs_covers_the_whole_sweep(tmp_path):
     d = tmp_path / "r"
     pick = ["-k", "sg8 and i8_i8 and M1"]
@@ -513,6 +532,7 @@ def test_write_reports_is_all_or_nothing(tmp_path, monkeypatch):
     assert {f.name: f.read_bytes() for f in tmp_path.iterdir()} == before
 
 
+@pytest.mark.e2e
 def test_concatenated_journals_read_as_their_folder(tmp_path):
     """`cat RUN/*.jsonl > one.jsonl` (how a device recipe brings a run back)
     is the same record: each header starts the next process's section."""

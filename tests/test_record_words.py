@@ -49,6 +49,7 @@ def exit_status():
 
 
 # ------------------------------------------------------------ no device
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "args, env",
     [
@@ -67,6 +68,7 @@ def test_a_backend_without_its_device_is_not_a_green_run(args, env, tmp_path):
     assert rep.returncode == NOTHING_JUDGED, rep.stdout[-1500:]
 
 
+@pytest.mark.e2e
 def test_a_sweep_without_its_device_exits_5_with_one_line(tmp_path):
     p = sweep("-j", "2", "cases/test_mlir_mma.py", "--backend", "cuda", "-k", "f16", "--report-dir",
               str(tmp_path))  # fmt: skip
@@ -74,6 +76,7 @@ def test_a_sweep_without_its_device_exits_5_with_one_line(tmp_path):
     assert sum("no case was judged" in ln for ln in p.stdout.splitlines()) == 1, p.stdout[-2000:]
 
 
+@pytest.mark.e2e
 def test_a_device_that_claims_none_of_the_cases_is_a_clean_all_skipped_run(tmp_path):
     """The emulator realizes no intel_mma case with 64-lane subgroups? It
     does not need to: a record whose device exists and skipped everything
@@ -103,6 +106,7 @@ def test_a_device_that_claims_none_of_the_cases_is_a_clean_all_skipped_run(tmp_p
         assert sum("no case was judged" in ln for ln in rep.stdout.splitlines()) == 1, rep.stdout
 
 
+@pytest.mark.e2e
 def test_a_real_device_that_claims_nothing_exits_0_with_one_line(tmp_path):
     """The Intel CPU OpenCL runtime has no subgroup-MMA built-in: every
     intel_mma case skips; the run is clean (exit 0) and says why in one line."""
@@ -119,6 +123,7 @@ def test_a_real_device_that_claims_nothing_exits_0_with_one_line(tmp_path):
 
 
 # ------------------------------------------------------------ rerun command
+@pytest.mark.e2e
 def test_the_rerun_command_from_terminal_markdown_and_html_never_replaces_the_sweeps_report(tmp_path):
     d = tmp_path / "sweep"
     p = run_cts(INTEL, *Q, "-k", "sg8 and i8_i8 and M1 and not wg", "--emulator-fault", "i8_as_u8",
@@ -207,12 +212,14 @@ def test_the_resume_command_of_a_sweep_is_the_launchers_without_its_run_id(tmp_p
     assert "resume with: python -m cts sweep" in line and "of shard(s)" not in line, line
 
 
+@pytest.mark.e2e
 def test_cts_report_writes_to_a_default_folder(tmp_path):
     _journal(tmp_path / "j" / "r" / "main-1.jsonl", "r", _rows(2), 2, ended=True)
     p = cts_report(str(tmp_path / "j"))
     assert p.returncode == 0 and (tmp_path / "j" / "merged" / "report.md").exists(), p.stdout + p.stderr
 
 
+@pytest.mark.e2e
 def test_pytest_help_puts_the_shard_internals_in_a_group_of_their_own():
     p = subprocess.run([sys.executable, "-m", "pytest", "--help", "-p", "no:cacheprovider"], cwd=ROOT,
                        env=_env(), capture_output=True, text=True, timeout=120)  # fmt: skip
@@ -228,6 +235,7 @@ def test_pytest_help_puts_the_shard_internals_in_a_group_of_their_own():
     )
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
 def test_the_resume_note_is_said_once_and_not_as_a_warning(tmp_path, workers):
     pick = ["-k", "sg8 and i8_i8 and M1 and not wg"]
@@ -240,6 +248,7 @@ def test_the_resume_note_is_said_once_and_not_as_a_warning(tmp_path, workers):
     assert "PytestWarning" not in p.stdout and "warnings summary" not in p.stdout
 
 
+@pytest.mark.e2e
 def test_python_m_cts_devices_lists_every_backend_with_its_selector():
     p = subprocess.run([sys.executable, "-m", "cts", "devices"], cwd=ROOT, env={**_env(), **NO_VULKAN, **NO_CUDA},
                        capture_output=True, text=True, timeout=120)  # fmt: skip

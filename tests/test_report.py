@@ -45,6 +45,7 @@ def test_bad_journal_lines_are_problems_with_file_and_line_never_dropped_silentl
         read_journals([tmp_path])
 
 
+@pytest.mark.e2e
 def test_unreadable_or_missing_journals_are_one_line_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="journal not found"):
         read_journals([tmp_path / "nope.jsonl"])
@@ -61,6 +62,7 @@ def test_unreadable_or_missing_journals_are_one_line_errors(tmp_path):
     assert p.returncode == 2 and "no case rows" in p.stderr
 
 
+@pytest.mark.e2e
 def test_archived_gzip_journals_merge_with_plain_ones_and_a_corrupt_one_is_a_one_line_error(tmp_path):
     import gzip
 
@@ -322,6 +324,7 @@ def test_find_case_accepts_node_ids_test_names_family_names_and_bare_ids():
         find_case("cases/test_coop_matrix.py::test_coop_matrix[anything]")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "cid, rule",
     [
@@ -364,6 +367,7 @@ def test_repro_bundle_reruns_alone_and_catches_a_wrong_result(tmp_path, cid, rul
     assert p.returncode == 1 and "FAIL" in p.stdout and "sg 1 D[0,2] (invocation 2, component 0)" in p.stdout
 
 
+@pytest.mark.e2e
 def test_repro_cli_one_line_error_for_an_unknown_case(tmp_path):
     p = subprocess.run(
         [sys.executable, "-m", "cts", "repro", "intel_mma[nope]", "--out", str(tmp_path)],
@@ -385,6 +389,7 @@ def _intel_cpu_vendors() -> str | None:
     return os.environ.get("OCL_ICD_VENDORS")
 
 
+@pytest.mark.e2e
 def test_repro_bundle_runs_on_a_real_opencl_device_with_only_pyopencl_and_numpy(tmp_path):
     """The bundled kernel (with the shipped prelude for a device without the
     built-in) rebuilt and launched by run_case.py alone on the Intel CPU
@@ -413,6 +418,7 @@ def test_repro_bundle_runs_on_a_real_opencl_device_with_only_pyopencl_and_numpy(
     )
 
 
+@pytest.mark.e2e
 def test_repro_bundle_applies_rule_r_as_the_suite_does(tmp_path):
     """Rounding tier, default profile: the bundle accepts the value on either
     side of the exact sum (here: truncation) and nothing beyond it."""

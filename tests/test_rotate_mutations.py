@@ -7,52 +7,36 @@ type, vector width and cluster size occurs there) to stay fast.
 """
 
 import re
-from collections import defaultdict
 
 import pytest
-from tabulate import tabulate
 
-from cts.backends.base import CaseError
 from cts.backends.emu_rotate import ROTATE_FAULTS
 from cts.backends.emulator import EmulatorBackend
 from cts.families.rotate import rotate_cases
 from cts.runs.rotate import run_rotate
+from tests.mutation import Mutations, assert_kills_only
 
 SEED = 1
-
-
-def _fails(case, backend) -> bool:
-    """A wrong verdict, or a case error (e.g. an unusable subgroup map)."""
-    try:
-        return not run_rotate(case, backend, SEED).verdict.passed
-    except CaseError:
-        return True
-
-
-def run_all(backend, cases):
-    return [c.id for c in cases if _fails(c, backend)]
+# a wrong verdict, or a case error (e.g. an unusable subgroup map)
+ROTATE = Mutations("rotate", lambda c, be: run_rotate(c, be, SEED), errors_kill=True)
 
 
 def test_clean_emulator_passes_every_rotate_case():
-    assert run_all(EmulatorBackend(), rotate_cases()) == []
+    ROTATE.assert_clean(rotate_cases())
 
 
 @pytest.fixture(scope="module")
 def catches():
-    cases = [c for c in rotate_cases() if c.sg in (8, 16)]
-    table = defaultdict(list)
-    for fault in ROTATE_FAULTS:
-        table[fault] = run_all(EmulatorBackend((fault,)), cases)
-    rows = [[f, len(v), ", ".join(v[:2])] for f, v in table.items()]
-    print("\n" + tabulate(rows, headers=["fault", "cases failed", "e.g."], tablefmt="github"))
-    return table
+    return ROTATE.kills(ROTATE_FAULTS, [c for c in rotate_cases() if c.sg in (8, 16)])
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(ROTATE_FAULTS))
 def test_rotate_fault_is_caught(fault, catches):
-    assert catches[fault], f"fault {fault!r} was not caught by any rotate case"
+    ROTATE.assert_killed(catches, fault)
 
 
+@pytest.mark.e2e
 def test_rotate_faults_are_caught_where_expected(catches):
     """The cases that target a fault catch it: clusters catch the cluster
     base, vectors the vector tail, long/ulong/double the high word, floats
@@ -71,6 +55,7 @@ def test_rotate_faults_are_caught_where_expected(catches):
     assert len(catches["rotate_required_size_ignored"]) == len([c for c in rotate_cases() if c.sg in (8, 16)])
 
 
+@pytest.mark.e2e
 def test_modulo_current_size_is_caught_only_by_non_power_of_two_partial_subgroups(catches, monkeypatch):
     """A device that wraps the source lane around the current (partial)
     subgroup's size instead of the maximum size: every plain rotate case
@@ -92,7 +77,7 @@ def test_modulo_current_size_is_caught_only_by_non_power_of_two_partial_subgroup
         runs, "rotate_launches", lambda c: [ln for ln in rotate_launches(c) if ln.tail == c.sg // 2]
     )
     cases = [c for c in rotate_cases() if c.sg in (4, 8, 16, 32, 64) and not c.cluster]
-    assert run_all(wrong, cases) == []
+    ROTATE.assert_clean(cases, wrong)
 
 
 # faults of the axes issue 23 added, and the only cases that may catch them: each is caught by its
@@ -111,14 +96,11 @@ MUST_CATCH = {
 }
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(NEW_AXIS_FAULTS))
 def test_new_axis_faults_are_caught_only_by_their_new_cases(fault, catches):
     by_id = {c.id: c for c in rotate_cases()}
-    caught = catches[fault]
-    stray = [i for i in caught if not NEW_AXIS_FAULTS[fault](by_id[i])]
-    assert not stray, f"{fault} caught by cases outside its axis: {stray[:5]}"
-    missed = [i for i in MUST_CATCH[fault] if i not in caught]
-    assert not missed, f"{fault} not caught by {missed}"
+    assert_kills_only(catches[fault], fault, lambda i: NEW_AXIS_FAULTS[fault](by_id[i]), MUST_CATCH[fault])
 
 
 def test_nonuniform_checks_active_reads_and_keeps_the_rest():

@@ -114,6 +114,7 @@ def test_an_intel_kernel_group_is_exactly_the_cases_of_one_program():
         assert len(by_group) <= len(cases) / 3
 
 
+@pytest.mark.e2e
 def test_shards_keep_a_kernel_group_together_and_every_case_once():
     from cts.families.rotate import rotate_cases
     from reference.data import TIERS
@@ -131,6 +132,7 @@ def test_shards_keep_a_kernel_group_together_and_every_case_once():
     assert all(len(p) > len(everything) / 6 for p in parts)  # still spread
 
 
+@pytest.mark.e2e
 def test_balanced_shards_keep_a_kernel_group_together_too(tmp_path):
     """With --shard-durations a group is placed as one unit (its cost the
     sum of its cases'): what makes each program built once."""
@@ -170,6 +172,7 @@ def test_shard_durations_leave_out_the_rows_of_the_run_itself(tmp_path):
     assert durations_of([str(tmp_path)], None) == {"cases/t.py::t[a]": 99.0}  # the latest row
 
 
+@pytest.mark.e2e
 def test_shard_durations_give_disjoint_complete_balanced_slices_through_the_launcher(tmp_path):
     everything = _ids(run_cts(INTEL, "--co", "-q", "-k", SMALL))
     assert len(everything) == 56
@@ -206,6 +209,7 @@ def _rows_with_files(folder: Path) -> list[dict]:
     return out
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -237,6 +241,7 @@ def test_demo(case, extra, cts):
 """
 
 
+@pytest.mark.e2e
 def test_a_case_keeps_its_slice_when_another_parametrization_changes_its_node_id(tmp_path):
     """The node id of a case item is not always ``<function>[<case id>]``
     (here a second parametrization adds ``-x`` / ``-y``): the slice the
@@ -288,6 +293,7 @@ def test_the_launcher_reads_the_durations_once_for_its_shards(tmp_path):
     _READ.clear()
 
 
+@pytest.mark.e2e
 def test_sweep_balance_splits_by_the_newest_earlier_run_of_the_folder(tmp_path):
     out = tmp_path / "r"
     first = sweep("-j", "2", "--balance", INTEL, "-k", SMALL, "--report-dir", str(out))

@@ -187,6 +187,7 @@ def test_validator_really_checks():
     assemble(control_module_text(c, declare_capability=True))
 
 
+@pytest.mark.e2e
 def test_plugin_option_ids_and_failure_message(tmp_path):
     """End to end through pytest: --spirv-extended enumerates the extended
     tier, and a failing case names the literal, the element, the lane and

@@ -4,17 +4,15 @@ clean emulator passing every case, and each SPIR-V fault being caught.
 ``pytest tests/test_spirv_mutations.py -s`` prints the fault table.
 """
 
-from collections import defaultdict
-
 import numpy as np
 import pytest
-from tabulate import tabulate
 
 from cts.backends.emu_spirv import SPIRV_FAULTS, SpirvEmulation
 from cts.backends.emulator import EmulatorBackend
 from cts.families.spirv_intel import spirv_intel_cases
 from cts.runs.spirv import crosscheck_cases, run_builtin_crosscheck, run_spirv_intel_mma
 from reference.data import TIERS
+from tests.mutation import Mutations
 
 SEED = 1
 SUBGROUPS = 8
@@ -119,23 +117,19 @@ def all_cases():
     return spirv_intel_cases(TIERS)
 
 
-def run_all(backend, cases=None, subgroups=SUBGROUPS):
-    failed = []
-    for case in cases or all_cases():
-        if not run_spirv_intel_mma(case, backend, SEED, subgroups=subgroups).verdict.passed:
-            failed.append(case.id)
-    return failed
+SPIRV = Mutations("SPIR-V", lambda c, be: run_spirv_intel_mma(c, be, SEED, subgroups=SUBGROUPS))
 
 
 def test_clean_emulator_passes_everything():
-    assert run_all(_emu()) == []
+    SPIRV.assert_clean(all_cases())
 
 
+@pytest.mark.e2e
 def test_clean_emulator_passes_the_extended_tier():
     ext = [
         c for c in spirv_intel_cases(("exact", "onehot", "random"), extended=True) if c.level == "extended"
     ]
-    assert run_all(_emu(), ext) == []
+    SPIRV.assert_clean(ext)
 
 
 def test_builtin_and_spirv_emulations_agree():
@@ -151,20 +145,16 @@ def test_builtin_and_spirv_emulations_agree():
 
 @pytest.fixture(scope="module")
 def catches():
-    table = defaultdict(list)
-    for fault in SPIRV_FAULTS:
-        table[fault] = run_all(_emu(fault))
-    total = len(all_cases())
-    rows = [[f, f"{len(v)} / {total}", ", ".join(v[:2])] for f, v in table.items()]
-    print("\n" + tabulate(rows, headers=["fault", "cases failed", "e.g."], tablefmt="github"))
-    return table
+    return SPIRV.kills(SPIRV_FAULTS, all_cases())
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", list(SPIRV_FAULTS))
 def test_fault_is_caught(fault, catches):
-    assert catches[fault], f"fault {fault!r} was not caught by any SPIR-V case"
+    SPIRV.assert_killed(catches, fault)
 
 
+@pytest.mark.e2e
 def test_faults_are_caught_where_they_apply(catches):
     """Each fault fails exactly the literals it concerns, never others."""
     assert all(
@@ -178,6 +168,7 @@ def test_faults_are_caught_where_they_apply(catches):
     assert all("lit0x300-" in c for c in catches["spirv_n_gt_k_as_n_lt_k"])
 
 
+@pytest.mark.e2e
 def test_the_spec_constant_fault_is_caught_only_by_the_kspec_cases(catches):
     """spirv_spec_constant_default (the values set at build time ignored):
     every K Dim OpSpecConstant case fails but the M = 1 rounding cases, whose

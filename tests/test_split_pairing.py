@@ -78,6 +78,7 @@ def test_the_clean_emulator_passes_every_split_case():
     assert _failed(EmulatorBackend(), intel_split_cases(TIERS)) == []
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("fault", PAIRING_FAULTS)
 def test_pairing_faults_are_caught_by_exactly_the_new_cases(fault, catches):
     """Every wg4 and wg8 case fails; no case with two subgroups per work-group

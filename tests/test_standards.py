@@ -241,6 +241,7 @@ def _collected_cases() -> str:
     return r.stdout
 
 
+@pytest.mark.e2e
 def test_every_conformance_test_has_cases_and_readme_ids_exist():
     """Every test function of cases/ collects at least one case with every
     tier asked for (an empty parameter list would silently drop a whole
@@ -260,6 +261,7 @@ def test_every_conformance_test_has_cases_and_readme_ids_exist():
     assert not missing, f"README ids that no case has: {missing}"
 
 
+@pytest.mark.e2e
 def test_no_empty_parametrization_in_tests():
     r = _pytest(
         "tests",
@@ -310,6 +312,7 @@ def _one_clear_line(r: subprocess.CompletedProcess, names: str) -> None:
     assert names in lines[0], lines[0]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("args,names", BAD_PYTEST_OPTIONS, ids=[" ".join(a) for a, _ in BAD_PYTEST_OPTIONS])
 def test_bad_pytest_option_is_one_clear_line(args, names, tmp_path):
     r = _pytest("cases/test_intel_mma.py", "--collect-only", "-q", "--report-dir", str(tmp_path), *args)
@@ -325,6 +328,7 @@ BAD_CLI = [
 ]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("args,names", BAD_CLI, ids=[" ".join(a[:3]) for a, _ in BAD_CLI])
 def test_bad_cli_input_is_one_clear_line(args, names, tmp_path):
     r = _run("-m", "cts", *[a.replace("{tmp}", str(tmp_path / "out")) for a in args], timeout=60)
@@ -361,6 +365,7 @@ def _declared_options() -> set[str]:
     return out
 
 
+@pytest.mark.e2e
 def test_readme_options_exist():
     """Every ``--option`` the README names is declared by the suite or is an
     option of pytest / its plugins (``pytest --help``)."""

@@ -97,6 +97,7 @@ def verdicts(path: Path) -> dict[str, tuple[str, str]]:
         return {r["nodeid"]: (r["outcome"], r["max_ratio"]) for r in csv.DictReader(fh)}
 
 
+@pytest.mark.e2e
 def test_plain_xdist_and_merged_shards_give_the_same_cases_and_outcomes(tmp_path):
     """Done-when of issue 4: `pytest cases` (plain), `pytest cases -n 2` and
     `--shard 1/2` + `--shard 2/2` + `python -m cts report` agree case by case
@@ -144,6 +145,7 @@ def test_plain_xdist_and_merged_shards_give_the_same_cases_and_outcomes(tmp_path
     assert "2 sessions merged" in (tmp_path / "m" / "report.md").read_text()
 
 
+@pytest.mark.e2e
 def test_junit_xml_carries_case_properties(tmp_path):
     junit = tmp_path / "j.xml"
     p = run_cts(CASES, "-q", "-k", "sg8 and i8_i8 and M1 and exact", "--no-report", "--junitxml", str(junit))
@@ -154,6 +156,7 @@ def test_junit_xml_carries_case_properties(tmp_path):
     assert props["cts_case_id"] == "sg8-i8_i8-k32-M1-acc_i32-exact"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -171,6 +174,7 @@ def test_bad_sweep_options_give_one_line_errors(args, message):
 
 
 # ----------------------------------------------------------------- resume
+@pytest.mark.e2e
 def test_resume_runs_only_what_is_missing(unsharded, tmp_path):
     _, plain = unsharded
     d = tmp_path / "r"
@@ -193,6 +197,7 @@ def test_resume_runs_only_what_is_missing(unsharded, tmp_path):
     assert f"--resume: {len(first)} cases already recorded" in (d / "report.md").read_text()
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "change",
     [
@@ -226,6 +231,7 @@ def test_resume_reruns_cases_recorded_under_another_configuration(tmp_path, chan
     assert rows and all(r["seed"] == want_seed for r in rows), rows
 
 
+@pytest.mark.e2e
 def test_resume_from_another_folder_starts_a_fresh_journal_here(tmp_path):
     """Rows of an older run left in the report folder must not leak into the
     report of a sweep resumed from a journal elsewhere."""
@@ -256,6 +262,7 @@ def test_resume_from_another_folder_starts_a_fresh_journal_here(tmp_path):
     assert res[m1] == "passed" and len(res) == 7 and not [n for n in res if "stale" in n]
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "make, message",
     [
@@ -278,6 +285,7 @@ def _write(path: Path, data: bytes) -> Path:
 
 
 # ----------------------------------------------------------- expectations
+@pytest.mark.e2e
 def test_expectations_xfail_xpass_skip_and_stale_entries(tmp_path):
     exp = tmp_path / "exp.txt"
     exp.write_text(
@@ -314,6 +322,7 @@ def test_expectations_xfail_xpass_skip_and_stale_entries(tmp_path):
     assert "matches no case" in p.stdout  # and warned by pytest
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize(
     "line, message",
     [
@@ -330,6 +339,7 @@ def test_malformed_expectations_are_one_line_usage_errors(tmp_path, line, messag
     assert p.returncode == 4 and len(err) == 1 and message in err[0] and f"{exp}:1" in err[0], p.stderr
 
 
+@pytest.mark.e2e
 def test_the_rerun_command_of_a_run_with_non_default_tiers_collects_the_case(tmp_path):
     """The printed rerun line carries the run's tiers, and running it finds
     and reruns exactly that case (it did not when only the opt-in tier was

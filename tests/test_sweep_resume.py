@@ -103,6 +103,7 @@ def _whole_sweep(d: Path, ref: dict[str, str], p: subprocess.CompletedProcess) -
     assert results(d / "merged" / "results.csv") == ref
 
 
+@pytest.mark.e2e
 def test_cts_sweep_resume_merges_the_recorded_failures_with_the_new_verdicts(reference, tmp_path):
     """A part of the sweep recorded (here: the M1 cases, every i8 one a
     failure), then ``cts sweep --resume`` of the report folder: the report
@@ -116,6 +117,7 @@ def test_cts_sweep_resume_merges_the_recorded_failures_with_the_new_verdicts(ref
     assert "recorded before (--resume)" in p.stdout
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("seed", [1, 2])
 def test_cts_sweep_stopped_by_ctrl_c_continues_with_the_command_it_printed(reference, tmp_path, seed):
     d = tmp_path / "r"
@@ -128,6 +130,7 @@ def test_cts_sweep_stopped_by_ctrl_c_continues_with_the_command_it_printed(refer
     _whole_sweep(d, reference, p)
 
 
+@pytest.mark.e2e
 def test_cts_sweep_killed_by_sigkill_continues_with_the_command_the_report_printed(reference, tmp_path):
     d = tmp_path / "r"
     cmd = [sys.executable, "-m", "cts", "sweep", "-j", "2", INTEL, "-k", PICK, *FAULT, "--report-dir", str(d)]
@@ -141,6 +144,7 @@ def test_cts_sweep_killed_by_sigkill_continues_with_the_command_the_report_print
     _whole_sweep(d, reference, p)
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("workers", [["-p", "no:xdist"], ["-n", "2"]], ids=["serial", "xdist"])
 def test_pytest_stopped_by_ctrl_c_prints_its_resume_command_and_continues_with_it(
     reference, tmp_path, workers
