@@ -1,4 +1,4 @@
-"""The ``accprec`` tier (issue 23 item 8): accumulator precision of every
+"""The ``accprec`` tier: accumulator precision of every
 float multiply-accumulate entry.
 
 * The data (reference.data.accprec_operands), checked by itself: every
@@ -206,7 +206,7 @@ def test_the_fault_fails_every_case_and_every_element_of_every_entry(fault_table
 
 
 # ------------------------------------------------------------ device models
-# The float device models of reference/devmodel.py (issue 8) that the suite
+# The float device models of reference/devmodel.py that the suite
 # takes as correct: truncating and floor steps, block-fused adders with few
 # extra bits, C added last, alignment by the inputs' exponents, the H100's
 # wide window with one rounding: the tier never fails them.  The model that

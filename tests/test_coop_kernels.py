@@ -1,7 +1,7 @@
 """Offline checks of the Vulkan side of the cooperative-matrix family:
 every generated module passes ``spirv-val --target-env vulkan1.3``, MulAdd
 modules carry the Signed / SaturatingAccumulation operands exactly as the
-entry requires (spec-digest 4.3), the buffer contract of the runner and of
+entry requires (VK_KHR_cooperative_matrix), the buffer contract of the runner and of
 the kernels agree, and without a Vulkan loader the cases skip with a reason.
 """
 
@@ -110,7 +110,7 @@ OPERAND_BITS = {
 @pytest.mark.e2e
 def test_muladd_operands_match_the_entry(modules):
     """Signed bits iff the component type is signed, SaturatingAccumulation iff
-    the entry is saturating (VK SPIR-V environment rule, spec-digest 4.3)."""
+    the entry is saturating (VK SPIR-V environment rule, VK_KHR_cooperative_matrix)."""
     checked = 0
     for case, code in modules:
         if case.entry is None:

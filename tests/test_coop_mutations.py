@@ -65,7 +65,7 @@ def test_faults_are_caught_where_they_should_be(catches):
 
 
 # each fault of a KHR axis (cts.families.coop.VARIANTS) -> the id tokens of the only cases that may
-# catch it (issue 19 item 2: a fault only the new axis catches)
+# catch it (a fault only the new axis catches)
 KHR_FAULTS = {
     "coop_push_stride_tight": ("-spush-",),
     "coop_spec_stride_default": ("-sspec-",),

@@ -1,4 +1,4 @@
-"""The OpenCL cooperative-matrix axes (issue 23 item 4; cts/families/coop_ocl_axes.py):
+"""The OpenCL cooperative-matrix axes (cts/families/coop_ocl_axes.py):
 pointee types (``ptr-u32``), run-time strides (``rtstride``), ARM blocked
 layouts (``rowblk`` / ``colblk``), the draft queries 0x107A / 0x107B
 (``qalign`` / ``qstride``) and every reported subgroup size (``sg16``).

@@ -1,9 +1,9 @@
-"""The OpenCL forms of cooperative matrix (issue 6 item 6).
+"""The OpenCL forms of cooperative matrix.
 
 * every cl-spirv module of every built-in profile passes spirv-as +
   ``spirv-val --target-env opencl2.2`` (fresh, past the caches), and its
   MulAdd operands / scopes / layouts follow the environment rules
-  (spec-digest 4.3/4.4), checked here from the module text against the
+  (VK_KHR_cooperative_matrix; cl_khr_cooperative_matrix draft), checked here from the module text against the
   entry's type names;
 * the cl-c kernels use the seed-002 syntax with the right operand bits;
 * on Intel's CPU runtime every case skips naming the missing extension or
@@ -128,7 +128,7 @@ def test_space_follows_the_draft():
         assert len(one) == len(set(one)), n
     ids = [c.id for n in profile_names() for c in cases(n)]
     assert all(i.startswith(("cl-spirv-", "cl-c-")) for i in ids)
-    assert not any("bf16" in i for i in ids)  # no bf16 in the draft (spec-digest 4.4)
+    assert not any("bf16" in i for i in ids)  # no bf16 in the draft (cl_khr_cooperative_matrix draft)
     assert not any(i.startswith("cl-spirv-scale") for i in ids)  # no OpMatrixTimesScalar in OpenCL
 
 

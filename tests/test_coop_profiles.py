@@ -23,7 +23,7 @@ def test_h100_profile_is_the_table_the_driver_reported():
 
 @pytest.mark.parametrize("name", profile_names())
 def test_every_profile_has_a_power_of_two_entry_and_unique_ids(name):
-    """VK rule: at least one entry with power-of-two M, N, K (spec-digest 4.3)."""
+    """VK rule: at least one entry with power-of-two M, N, K (VK_KHR_cooperative_matrix)."""
     p = load_profile(name)
     assert any(all(v & (v - 1) == 0 for v in (e.M, e.N, e.K)) for e in p.entries)
     ids = [
@@ -84,13 +84,13 @@ def test_profile_option_changes_the_space():
     assert "vk-muladd-m16n16k16-i8_u8_i32_i32-sat-sg-row-sat" in p.stdout
 
 
-# ------------------------------------------------ issue 6 item 2, op by op
+# ------------------------------------------------ the Vulkan case grid, op by op
 TIERS4 = ("exact", "onehot", "random", "special")
 
 
 def _want_ids(entries) -> set[str]:
-    """The ``vk`` ids issue 6 item 2 asks for, written out from the issue
-    text (not from ``coop_cases``): per matrix type of every entry length,
+    """The ``vk`` ids of the Vulkan case grid, written out by hand from the
+    spec's operations (not from ``coop_cases``): per matrix type of every entry length,
     access, splat const/dyn, Load RowMajor/ColumnMajor x tight/padded/stride 0
     x storage/workgroup, Store the same without stride 0, add sub mul div
     negate scale (exact and random data), conversions to every other component
@@ -138,7 +138,7 @@ def _want_ids(entries) -> set[str]:
 
 
 def _want_khr_ids(entries) -> set[str]:
-    """Issue 19 item 1 / issue 23 item 7: the load/store axes, composite access and OpConstantNull
+    """The load/store axes, composite access and OpConstantNull
     on the first shape of each (use, component type); the MulAdd forms on every entry."""
     want, first = set(), {}
     for e in entries:
@@ -183,9 +183,9 @@ def _want_khr_ids(entries) -> set[str]:
 
 @pytest.mark.parametrize("name", profile_names())
 def test_every_operation_for_every_profile_entry(name):
-    """The case space is exactly the grid of issue 6 item 2 for each profile:
+    """The case space is exactly the Vulkan case grid for each profile:
     nothing missing (an op or variant dropped for some type) and nothing the
-    issue does not ask for."""
+    grid does not hold."""
     p = load_profile(name)
     got = {c.id for c in coop_cases(p.entries, TIERS4, p.subgroup_size, ("vk",))}
     want = _want_ids(p.entries)
@@ -198,7 +198,7 @@ def test_every_operation_for_every_profile_entry(name):
 
 def test_opencl_forms_never_name_bf16():
     """cl_khr_cooperative_matrix (draft) has no bf16 component: not even as a
-    conversion target (spec-digest 4.4)."""
+    conversion target (cl_khr_cooperative_matrix draft)."""
     p = load_profile("h100")
     for api in ("clspv", "clc"):
         ids = [c.id for c in coop_cases(p.entries, TIERS4, p.subgroup_size, (api,))]

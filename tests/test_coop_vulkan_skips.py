@@ -1,5 +1,4 @@
-"""The Vulkan backend's skip and selection rules without a GPU (issue 6
-item 4): the device state the backend would have queried is planted, the
+"""The Vulkan backend's skip and selection rules without a GPU: the device state the backend would have queried is planted, the
 decisions are its own.  A Vulkan run (reports/h100-vulkan/) exercises the
 same functions on a real driver."""
 
@@ -29,7 +28,7 @@ def _device(entries=H100.entries, sg=32, bf16=True, reason=None) -> VulkanBacken
 
 
 def test_khr_axes_skip_naming_the_missing_feature():
-    """Issue 19 item 1: each KHR axis skips with the feature it needs when the device lacks it."""
+    """Each KHR axis skips with the feature it needs when the device lacks it."""
     cs = {c.id: c for c in coop_cases(H100.entries, ("exact", "special"), 32, ("vk",))}
     e = H100.entries[0]
     bda = cs["vk-load-A16x16-f16-row-padded-bda-exact"]

@@ -1,4 +1,4 @@
-"""Harness mutation proof (issue 14): a host tool taken away makes every
+"""Harness mutation proof: a host tool taken away makes every
 affected case a harness ``error``, never a device ``failed``, in the
 terminal, the journal, the reports, JUnit and the exit status."""
 
@@ -92,7 +92,7 @@ def test_a_suite_defect_is_an_error_and_a_failed_check_is_a_verdict():
 
 def test_a_toolchain_refusal_is_reported_apart_from_device_verdicts_and_harness_errors():
     """A ToolchainError (the compiler between suite and device refused a
-    case, issue 18) is not a device verdict (a harness-kind cause, outcome
+    case) is not a device verdict (a harness-kind cause, outcome
     ``error``) and the reports give it its own section, apart from the
     harness errors."""
     import pytest

@@ -1,4 +1,4 @@
-"""Hostile drivers (issue 4, item 7): a backend double that kills its process
+"""Hostile drivers: a backend double that kills its process
 or hangs inside a case (cts/backends/emu_hostile.py, intel_mma cases with
 M = 2).  The sweep goes on, that case is reported as crash or timeout, and
 every other result is kept."""

@@ -1,7 +1,7 @@
 """The Intel case space covers exactly the built-ins the specs list.
 
 The expected overloads are transcribed by hand from the tables of
-spec-digest 1.3 (cl_intel_subgroup_matrix_multiply_accumulate v1.1.0: 40
+cl_intel_subgroup_matrix_multiply_accumulate (v1.1.0: 40
 functions for subgroup size 8, 48 for 16), 1.5 (the _tf32 companion: 4
 matrix built-ins, 6 conversions) and 2 (the split extension: 18), not derived
 from ``cts/families/intel.py``; a row dropped from or added to the generator's
@@ -51,14 +51,14 @@ SG16 = [
     ("intel_sub_group_bf16_bf16_matrix_mad_k16", "short", "int8", "short"),  # bf16 accumulator
     ("intel_sub_group_f16_f16_matrix_mad_k16", "short", "int8", "half"),  # fp16 accumulator
 ]
-# spec-digest 1.5: a is ceil(M/2) floats
+# cl_intel_subgroup_matrix_multiply_accumulate_tf32: a is ceil(M/2) floats
 TF32 = [
     "intel_sub_group_tf32_tf32_matrix_mad_k8(float, float8, float) sg16",
     "intel_sub_group_tf32_tf32_matrix_mad_k8(float, float8, float2) sg16",
     "intel_sub_group_tf32_tf32_matrix_mad_k8(float2, float8, float4) sg16",
     "intel_sub_group_tf32_tf32_matrix_mad_k8(float4, float8, float8) sg16",
 ]
-# spec-digest 2: (name, a for M = 2 / 4 / 8, b, acc scalar)
+# cl_intel_subgroup_split_matrix_multiply_accumulate: (name, a for M = 2 / 4 / 8, b, acc scalar)
 SPLIT = [
     ("intel_sub_group_i8_i8_split_matrix_mad_k32", "int", "int8", "int"),
     ("intel_sub_group_i8_u8_split_matrix_mad_k32", "int", "uint8", "int"),
@@ -158,7 +158,9 @@ def test_ids_carry_every_axis_and_are_unique():
         sg, a, b, k, M, acc, wg, tier = m.groups()
         assert (int(sg), a, b, int(M), acc, tier) == (c.sg, c.a, c.b, c.M, c.acc, c.tier)
         assert int(wg or 2) == c.wg and (wg is None or c.split)  # wg2 split ids keep the form without it
-        assert int(k) == K_BY_TYPE[a] == c.k  # spec-digest 1.1: K from the element width
+        assert (
+            int(k) == K_BY_TYPE[a] == c.k
+        )  # cl_intel_subgroup_matrix_multiply_accumulate: K from the element width
         assert f"_k{k}" in c.builtin and f"_{a}_{b}_" in c.builtin
     for make in (intel_mma_cases, intel_split_cases):
         ids = [c.id for c in make(TIERS)]
@@ -167,7 +169,7 @@ def test_ids_carry_every_axis_and_are_unique():
 
 
 def test_split_cases_run_every_builtin_with_2_4_and_8_subgroups_per_work_group():
-    """spec-digest 2, open issue 1: the pairing is the implementation's; with 2
+    """cl_intel_subgroup_split_matrix_multiply_accumulate, open issue 1: the pairing is the implementation's; with 2
     subgroups per work-group it is forced, with 4 and 8 it is not."""
     cases = intel_split_cases(TIERS)
     per_wg = Counter(c.wg for c in cases)

@@ -3,10 +3,10 @@ taken from the spec text, and the emulator's address generator checked
 against the same examples.
 
 Sources: sycl_ext_intel_matrix "Packed Layout Format" examples 1 (8-bit,
-8 x 4) and 2 (16-bit, 4 x 4); seed 001 (old API: "the packed size for B is
+8 x 4) and 2 (16-bit, 4 x 4) (old API: "the packed size for B is
 (K/2, N*2)", packed A of a column-major A is (K/2, M*2), int8 B declared
-tK/4 x tN*4); spec-digest 7.2 (intel/llvm e2e VNNI helper
-dst[i*cols*f + j*f + k] = src[(i*f + k)*cols + j]); spec-digest 5.2
+tK/4 x tN*4); the intel/llvm SYCL matrix e2e tests (their VNNI helper
+dst[i*cols*f + j*f + k] = src[(i*f + k)*cols + j]); sycl_ext_oneapi_matrix
 (checked loads give 0 out of bounds, stores are dropped; apply coordinates
 are pre-VNNI; tf32 conversion may round or truncate).
 """

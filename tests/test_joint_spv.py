@@ -1,4 +1,4 @@
-"""joint_matrix on OpenCL through SPIR-V (issue 17): every generated module
+"""joint_matrix on OpenCL through SPIR-V: every generated module
 of the path is validated (spirv-val on its twin + the structural check of
 the device words); the checks catch wrong words; the lowerings differ only
 where they say; the OpenCL mixin skips naming the table, the suite's gap,

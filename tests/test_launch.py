@@ -1,4 +1,4 @@
-"""Scale-out (issues 15, 22): shards that collect only their own cases,
+"""Scale-out: shards that collect only their own cases,
 ``python -m cts sweep -j N`` (N shard processes, one merged report), and the
 short journal lines of schema 3 (header defaults + rerun tail)."""
 

@@ -1,7 +1,7 @@
 """Golden tests: every worked example of "Mapping Matrix Data to Invocations"
-in SPV_INTEL_subgroup_matrix_multiply_accumulate (seed 003), reproduced
-exactly by reference/layout.py, plus the Intel built-in tables (spec-digest
-1.2, 1.5).
+in SPV_INTEL_subgroup_matrix_multiply_accumulate, reproduced
+exactly by reference/layout.py, plus the Intel built-in tables (cl_intel_subgroup_matrix_multiply_accumulate
+and its _tf32 companion).
 
 Expected register images are transcribed by hand from the example text as
 lists of (row, col) element names per invocation; each element is encoded
@@ -109,7 +109,7 @@ def test_c_and_result():
     assert np.array_equal(layout.c_from_registers(regs), C)
 
 
-# --- the Intel built-in tables (spec-digest 1.2 and 1.5) -------------------
+# --- the Intel built-in tables (cl_intel_subgroup_matrix_multiply_accumulate; cl_intel_subgroup_matrix_multiply_accumulate_tf32) -------------------
 
 
 def test_intel_sg16_int8_a_two_columns_per_lane():
@@ -181,7 +181,7 @@ def test_split_rows():
     assert np.array_equal(first[0], A[0, :2]) and np.array_equal(second[0], A[0, 2:])
 
 
-# spec-digest 1.2, table "Matrix A": (N, element bits, K) -> columns per work-item and
+# cl_intel_subgroup_matrix_multiply_accumulate, table "Matrix A": (N, element bits, K) -> columns per work-item and
 # the width of the container that packs them (lower column in lower bits).
 A_TABLE = [
     (8, 8, 32, 4, 32),
@@ -206,7 +206,7 @@ def test_intel_a_table(N, bits, K, per, container):
             assert int(regs[0, sg, m]) == want and want < (1 << container), (sg, m)
 
 
-# spec-digest 1.2, table "Matrix B": dword b.sj of work-item n packs rows
+# cl_intel_subgroup_matrix_multiply_accumulate, table "Matrix B": dword b.sj of work-item n packs rows
 # j*per .. j*per+per-1 of column n (lower row in lower bits); K = 8 * per.
 @pytest.mark.parametrize("bits,per", [(4, 8), (8, 4), (16, 2), (32, 1)])
 def test_intel_b_table(bits, per):

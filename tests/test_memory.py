@@ -1,4 +1,4 @@
-"""Memory stays flat in the number of cases (issue 15, item 2): nothing of a
+"""Memory stays flat in the number of cases: nothing of a
 finished case (operands, expected and actual arrays) stays referenced once
 its journal row is written."""
 

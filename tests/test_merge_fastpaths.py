@@ -1,4 +1,4 @@
-"""The merge's fast paths give what the slow ones give (issue 22: the merge
+"""The merge's fast paths give what the slow ones give (the merge
 at the end of a sweep is on its critical path).
 
 * ``read_record`` takes a case whose one start marker and one result come

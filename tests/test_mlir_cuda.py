@@ -1,4 +1,4 @@
-"""The MLIR family's CUDA path without a GPU (issue 18): the backend imports
+"""The MLIR family's CUDA path without a GPU: the backend imports
 and opens anywhere (every case skips with one line), and upstream mlir-opt
 lowers to PTX every case the NVVM lowering covers (one batched run, seconds);
 the rest are refused the way this file pins down (``failed to legalize``:

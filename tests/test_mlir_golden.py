@@ -1,4 +1,4 @@
-"""Golden examples of the MLIR reference (spec-digest 6.2, 6.3; seed 004)."""
+"""Golden examples of the MLIR reference (MLIR gpu dialect)."""
 
 import numpy as np
 import pytest

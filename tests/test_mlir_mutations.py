@@ -55,7 +55,7 @@ def test_mlir_faults_are_caught_by_their_op(catches):
             assert any(c.startswith(p) for c in catches[fault]), f"{fault} not caught by {p}"
 
 
-# faults of the axes issue 23 added, and the only cases that may catch them (each caught by its new
+# faults of the newer axes, and the only cases that may catch them (each caught by its new
 # cases and by nothing older: the axis is what exposes it)
 NEW_AXIS_FAULTS = {
     "gpu_rotate_high_word_lost": lambda c: c.op == "gpu_rotate" and c.elem in ("i64", "f64"),

@@ -1,4 +1,4 @@
-"""The MLIR family as MLIR text (issue 18): every case's program written as
+"""The MLIR family as MLIR text: every case's program written as
 a ``gpu.func``, checked against the case without tools, then parsed and
 verified by upstream ``mlir-opt`` (Debian ``mlir-22-tools``; skipped with
 that name where it is absent) in a few batched runs; wrong texts (transpose
@@ -25,7 +25,7 @@ VK = mt.VulkanTarget(
 )  # fmt: skip
 CUDA = mt.CudaTarget()
 
-# What mlir-opt 22.1.8's parser and verifiers refuse of texts the spec allows (spec-digest 6.1, 6.2):
+# What mlir-opt 22.1.8's parser and verifiers refuse of texts the spec allows (MLIR gpu dialect):
 # (which cases, the words of the refusal).  A change here is a change of the toolchain: say it.
 REFUSED_BY_THE_DIALECT = (
     (

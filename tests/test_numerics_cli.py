@@ -1,5 +1,5 @@
 """``python -m cts numerics``: the fingerprint table with evidence, JSON and
-markdown for the report, one-line errors for bad input (issue 8)."""
+markdown for the report, one-line errors for bad input."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def test_intel_builtins_through_register_images(tmp_path):
 
 @pytest.mark.e2e
 def test_sweep_report_gets_the_fingerprint_section(tmp_path):
-    """Issue 8 item 4: the CLI's default folder is beside the sweep report;
+    """The CLI's default folder is beside the sweep report;
     report.md / report.html then carry the fingerprint table and link the
     evidence.  Without a fingerprint the report is unchanged."""
     from cts.report.writer import write_reports
@@ -97,7 +97,7 @@ def test_sweep_report_gets_the_fingerprint_section(tmp_path):
 
 @pytest.mark.e2e
 def test_a_device_no_model_explains_is_said_not_modelled(tmp_path):
-    """Issue 25: every other tile summed in another order is a device no single
+    """Every other tile summed in another order is a device no single
     model explains; random tiles refute the probe-inferred model and the
     fingerprint says "no model explains this device" instead of a model."""
     p = _cli(

@@ -1,8 +1,8 @@
 """The ``model`` tier catches a device that no single fingerprint explains,
-and passes the clean emulator under every configured model (issue 8).
+and passes the clean emulator under every configured model.
 Also: the parametrized device model agrees with independent computations
 (numpy float32 sequential FMA, exact rational sums, the H100 observations
-of ../shared/DEVICE.md), so the round trip is not a model checking itself."""
+of reports/numerics/), so the round trip is not a model checking itself."""
 
 from __future__ import annotations
 
@@ -159,7 +159,7 @@ def _one(model: DevModel, c: float, prods: list[float]) -> float:
 
 
 def test_truncating_model_reproduces_device_md_observations():
-    """../shared/DEVICE.md "Numerics seen on the H100", by hand."""
+    """The numerics seen on the H100 (reports/numerics/), by hand."""
     h100 = DevModel(block=16, extra_bits=2, acc_rounding="rz", align="rz")
     ulp = 2.0**-23
     assert _one(h100, 1.0, [0.75 * ulp]) == 1.0  # truncated, not rounded

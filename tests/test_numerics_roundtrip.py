@@ -1,4 +1,4 @@
-"""Round-trip proof of the numerics fingerprint (issue 8): the emulator,
+"""Round-trip proof of the numerics fingerprint: the emulator,
 configured with a chosen device model, is fingerprinted through the abstract
 ``mma`` callable, and every property the experiments can decide is
 recovered exactly; the inferred model then reproduces the configured one bit
@@ -135,7 +135,7 @@ def test_every_named_model_has_a_round_trip():
 def test_round_to_format_agrees_with_numpy_far_below_the_subnormals(fmt, np_type):
     """numpy's own conversion is the independent oracle for RNE.  Values far
     below half the smallest subnormal once rounded up to it (a shift of 64 or
-    more bits wrapped); found by the lavapipe f16 fingerprint (issue 25)."""
+    more bits wrapped); found by the lavapipe f16 fingerprint."""
     from reference.devmodel import round_to_format
 
     rng = np.random.default_rng(5)

@@ -89,7 +89,7 @@ def test_capability_skips_name_what_is_missing():
     assert _backend().unsupported(_case(8)) == f"{INTEL_EXT} not supported by Dev"
     native = _backend(exts=(INTEL_EXT,))
     assert native.unsupported(_case(8)) is None
-    # spec-digest 1.1: a device whose minimum subgroup size is 8 has only the N = 8 built-ins
+    # cl_intel_subgroup_matrix_multiply_accumulate: a device whose minimum subgroup size is 8 has only the N = 8 built-ins
     assert "minimum subgroup size 8" in native.unsupported(_case(16))
     assert "subgroup size 8 not supported by Dev (sizes 16, 32)" in _backend(
         (INTEL_EXT,), (16, 32)
@@ -385,7 +385,7 @@ CTS_DEF int8 cts_hostile(int8 a, int8 b, int8 acc) {{ return (intel_sub_group_i8
 @pytest.mark.e2e
 @needs_intel
 def test_numerics_model_tier_runs_on_the_intel_builtins(cache):
-    """float_mma (issue 8's model tier) is realized on OpenCL through the
+    """float_mma (the numerics fingerprint's model tier) is realized on OpenCL through the
     Intel float built-ins: the 8x16x16 targets are fingerprinted and checked
     bit for bit on the device; cooperative-matrix shapes skip naming why."""
     r = _pytest(

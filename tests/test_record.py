@@ -1,4 +1,4 @@
-"""The record of a sweep under attack (issue 21): runs that never erase,
+"""The record of a sweep under attack: runs that never erase,
 hide or pollute each other's verdicts; kill -9 at random points then
 resume; file-size limits during a sweep and during `cts report`; two runs
 into one folder at once; fuzzed journals; inputs checked before a device

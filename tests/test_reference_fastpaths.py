@@ -1,4 +1,4 @@
-"""The reference model's fast paths (issue 15) give exactly what their
+"""The reference model's fast paths give exactly what their
 plain definitions give: the per-case RNG is numpy's own seeded stream, the
 BLAS-backed exact sums equal the explicit products summed over k, and the
 int products equal int64 arithmetic.  (The oracle may be fast only where

@@ -1,5 +1,5 @@
 """Journal merging, the markdown/HTML reports, `python -m cts report` and
-`python -m cts repro` (issue 4, items 1, 2, 6, 7)."""
+`python -m cts repro`."""
 
 from __future__ import annotations
 
@@ -280,7 +280,7 @@ def test_every_failure_has_a_rerun_command_even_without_a_recorded_one():
 
 
 def test_html_opens_in_headless_chromium_without_errors_or_network(tmp_path):
-    """Done-when of issue 4: the page opens in headless Chromium with no
+    """The page opens in headless Chromium with no
     console message and no network request, and shows the matrices and the
     error plot; the same check catches a page with a script error and an
     external resource.  Skipped where no Chromium is installed."""

@@ -1,4 +1,4 @@
-"""Golden examples of the subgroup-rotate reference (spec-digest 6.4, 6.5;
+"""Golden examples of the subgroup-rotate reference (SPV_KHR_subgroup_rotate; cl_khr_subgroup_rotate;
 local-runtimes 2.2 / 2.4 observed results)."""
 
 import numpy as np

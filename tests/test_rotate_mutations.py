@@ -61,7 +61,7 @@ def test_modulo_current_size_is_caught_only_by_non_power_of_two_partial_subgroup
     subgroup's size instead of the maximum size: every plain rotate case
     catches it, and only through its launch whose partial subgroup has 3N/4
     work-items.  With the power-of-two partial subgroups alone (N/2: the
-    suite's launches before issue 16) the same fault passes every case."""
+    suite's earlier launches) the same fault passes every case."""
     import cts.runs.rotate as runs
     from cts.families.rotate import rotate_launches
 
@@ -80,7 +80,7 @@ def test_modulo_current_size_is_caught_only_by_non_power_of_two_partial_subgroup
     ROTATE.assert_clean(cases, wrong)
 
 
-# faults of the axes issue 23 added, and the only cases that may catch them: each is caught by its
+# faults of the newer axes, and the only cases that may catch them: each is caught by its
 # new cases and by nothing older (the axis is what exposes it)
 NEW_AXIS_FAULTS = {
     "rotate_vector_wide_tail_unrotated": lambda c: c.width in (8, 16),

@@ -1,4 +1,4 @@
-"""Where a sweep's shards place the cases (issue 22): kernel groups (the
+"""Where a sweep's shards place the cases: kernel groups (the
 cases one program holds stay in one shard, so a driver builds each program
 once) and ``--shard-durations`` (slices balanced by a previous run's
 recorded seconds).  Every split must stay disjoint and complete."""

@@ -1,7 +1,7 @@
 """SPIR-V subgroup MMA: the case space against the spec tables, and every
 generated module assembled by spirv-as and accepted by spirv-val.
 
-Golden values are restated from spec-digest 3.2 / 3.5 (the OpenCL SPIR-V
+Golden values are restated from SPV_INTEL_subgroup_matrix_multiply_accumulate; cl_intel_subgroup_matrix_multiply_accumulate, SPIR-V environment (the OpenCL SPIR-V
 environment list of cl_intel_subgroup_matrix_multiply_accumulate >= 1.1.0
 and its _tf32 companion), not computed by the generator.
 """
@@ -24,7 +24,7 @@ from cts.kernels.spirv_intel import control_module_text, module_text
 from cts.kernels.spirv_tools import SpirvToolError, assemble, assemble_many
 from reference.data import TIERS
 
-# spec-digest 3.5: (N, K, a, b, c, result) -> operand literal
+# cl_intel_subgroup_matrix_multiply_accumulate, SPIR-V environment: (N, K, a, b, c, result) -> operand literal
 GOLDEN = {
     **{
         (n, 32, a, b, "i32", "i32"): lit
@@ -76,7 +76,7 @@ def test_required_set_is_the_92_combinations():
         assert c.literal == GOLDEN[_key(c)], c.id
         assert c.M in (1, 2, 4, 8)
     assert len({c.id for c in cases}) == 92
-    # each again with K Dim an OpSpecConstant set at build time (issue 23 item 3)
+    # each again with K Dim an OpSpecConstant set at build time
     spec = [c for c in every if c.kdim == "spec"]
     assert sorted(c.id.replace("-kspec-", "-") for c in spec) == sorted(c.id for c in cases)
     assert len(every) == 184
@@ -93,7 +93,7 @@ def test_ids_carry_the_literal():
 
 
 def test_register_shapes_of_the_required_rows():
-    """spec-digest 1.2 / 3.4: A containers and B words per invocation."""
+    """cl_intel_subgroup_matrix_multiply_accumulate; SPV_INTEL_subgroup_matrix_multiply_accumulate: A containers and B words per invocation."""
     by = {(c.sg, c.a, c.M): c for c in spirv_intel_cases(("exact",))}
     assert by[(8, "i8", 4)].a_container_bits == 32 and by[(16, "i8", 4)].a_container_bits == 16
     assert by[(8, "i4", 4)].a_container_bits == 32 and by[(16, "u4", 4)].a_container_bits == 16

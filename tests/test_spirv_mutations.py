@@ -29,7 +29,7 @@ def test_mixin_is_registered():
     assert set(SPIRV_FAULTS) <= set(all_faults())
 
 
-# ------------------------------------------------------ seed 003 examples
+# ------------------------------------------------------ examples
 def _enc(r, c):  # element (r, c) -> a distinct 8-bit value
     return 16 * r + c
 
@@ -108,7 +108,7 @@ def test_seed_example_b(ebits, K):
     ],
 )
 def test_literal_bits_decode(lit, side, want):
-    """spec-digest 3.2: the A-side bit and its B-side partner one bit up."""
+    """SPV_INTEL_subgroup_matrix_multiply_accumulate: the A-side bit and its B-side partner one bit up."""
     assert _emu()._spv_element(lit, side, ("int", 32, 1)) == want
 
 

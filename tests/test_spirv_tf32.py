@@ -1,4 +1,4 @@
-"""OpRoundFToTF32INTEL (issue 23 item 1): the case space, the modules, the
+"""OpRoundFToTF32INTEL: the case space, the modules, the
 reference rule against hand-made values, the emulator and its two faults
 (which cases catch them; no case of before does), and support detection on
 OpenCL (a fake device, and Intel's CPU runtime when present).
@@ -66,7 +66,7 @@ def test_modules_declare_the_capability_and_round_their_operand_type(width):
 
 
 # -------------------------------------------------------- reference rule
-# spec-digest 1.5 / SPV_INTEL_tensor_float32_conversion rev 3: nearest even,
+# cl_intel_subgroup_matrix_multiply_accumulate_tf32 / SPV_INTEL_tensor_float32_conversion rev 3: nearest even,
 # infinities kept, NaN stays NaN; 13 low mantissa bits dropped.
 GOLDEN = [
     (0x3F801000, 0x3F800000),  # tie, kept part even: down

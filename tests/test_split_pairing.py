@@ -1,4 +1,4 @@
-"""Split MMA with 2, 4 and 8 subgroups per work-group (issue 23 item 2): the
+"""Split MMA with 2, 4 and 8 subgroups per work-group: the
 pairing rule (``reference.intel.split_pairings``), the pairing-agnostic
 oracle (``cts.runs.split``), the pairing faults and which cases catch them,
 and the shipped prelude on Intel's CPU runtime.

@@ -1,4 +1,4 @@
-"""Project-wide guards of the team standards (TEAM.md "Standards", DESIGN.md
+"""Project-wide guards of the team standards (README and docs/ARCHITECTURE.md
 "Who may import whom"), checked over every file so a new module cannot slip
 past them:
 
@@ -79,7 +79,7 @@ def _where(path: Path, line: int) -> str:
 # --------------------------------------------------------- import rules
 def test_reference_is_independent():
     """reference/ imports only the standard library, numpy, ml_dtypes and
-    itself: no cts, no pytest, no device runtime (TEAM.md, DESIGN.md)."""
+    itself: no cts, no pytest, no device runtime (docs/ARCHITECTURE.md)."""
     allowed = set(sys.stdlib_module_names) | {"numpy", "ml_dtypes", "reference"}
     bad = [
         f"{_where(p, ln)} imports {mod}"
@@ -94,7 +94,7 @@ def test_reference_is_independent():
 # name).  Everything else from reference/ or cts.families / cts.judge is
 # refused: the emulator decodes operands by its own reading of the spec.
 EMULATOR_MAY_IMPORT = {
-    # the device *model* of the numerics fingerprint (issue 8); the ordinary
+    # the device *model* of the numerics fingerprint; the ordinary
     # float tiers are judged by reference.mma + reference.tolerance instead
     ("reference.devmodel", "MODELS"),
     ("reference.devmodel", "DevModel"),
@@ -150,7 +150,7 @@ def test_emulator_modules_are_found():
 
 
 def test_emulator_does_not_import_the_oracle():
-    """The emulator must not import reference.layout (TEAM.md) nor any other
+    """The emulator must not import reference.layout (docs/ARCHITECTURE.md) nor any other
     function that produces expected values or layouts; a wrong spec reading
     would otherwise pass as a right one on both sides."""
     bad = []
@@ -163,7 +163,7 @@ def test_emulator_does_not_import_the_oracle():
 
 
 def test_nothing_imports_cases_or_tests():
-    """DESIGN.md: nothing imports cases/ (and the suite's product code does
+    """docs/ARCHITECTURE.md: nothing imports cases/ (and the suite's product code does
     not import its own tests)."""
     bad = [
         f"{_where(p, ln)} imports {mod}"
@@ -276,7 +276,7 @@ def test_no_empty_parametrization_in_tests():
 
 # ----------------------------------------------------------------- size
 def test_files_stay_under_the_size_limit():
-    """TEAM.md: files under ~600 lines (split along seams)."""
+    """Files under ~600 lines (split along seams)."""
     big = [
         f"{p.relative_to(ROOT)}: {n} lines"
         for p in _files(*OUR_PACKAGES)

@@ -1,5 +1,5 @@
 """Sweeps: --shard K/N, --resume, --expectations, JUnit, `python -m cts report`
-(issue 4, items 1-5).  End-to-end through pytest in subprocesses on a small
+(items 1-5).  End-to-end through pytest in subprocesses on a small
 case selection of the emulator, so each run takes a second or two."""
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def verdicts(path: Path) -> dict[str, tuple[str, str]]:
 
 @pytest.mark.e2e
 def test_plain_xdist_and_merged_shards_give_the_same_cases_and_outcomes(tmp_path):
-    """Done-when of issue 4: `pytest cases` (plain), `pytest cases -n 2` and
+    """`pytest cases` (plain), `pytest cases -n 2` and
     `--shard 1/2` + `--shard 2/2` + `python -m cts report` agree case by case
     on the outcome and the measured error, over a slice of every family."""
     tiers = "--tiers=exact,onehot,random,special,rounding,model"  # model: opt-in, part of the slice
@@ -110,7 +110,7 @@ def test_plain_xdist_and_merged_shards_give_the_same_cases_and_outcomes(tmp_path
         assert p.returncode == 1, p.stdout[-2000:] + p.stderr[-2000:]  # the faults fail cases
         runs[name] = verdicts(tmp_path / name / "results.csv")
     plain = runs["plain"]
-    # 198 + the MLIR compute cases on device shapes (issue 18) + 56 of the coop KHR axes (issue 19)
+    # 198 + the MLIR compute cases on device shapes + 56 of the coop KHR axes
     assert len(plain) == 262, len(plain)
     fams = {}
     for nid, (outcome, _) in plain.items():

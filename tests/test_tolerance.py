@@ -140,7 +140,7 @@ def test_dtype_facts():
 
 class Tf32RoundingDevice(EmulatorBackend):
     """Rounds the tf32 containers to nearest even instead of truncating them:
-    legal (spec-digest 1.5 says only which bits take part, not how)."""
+    legal (cl_intel_subgroup_matrix_multiply_accumulate_tf32 says only which bits take part, not how)."""
 
     def _elements(self, raw, tname):
         if tname != "tf32":
